@@ -1,0 +1,130 @@
+/**
+ * Which ODL entries are odlcoe's (this cluster's). Only those are ever updated or deleted;
+ * anything else with a colliding name is reported as foreign.
+ *
+ * Most entries carry the marker `odlcoe:<cluster>:<kind>:<uid>` in `description`. Three kinds
+ * have no description leaf and are owned through something else:
+ * - vpn-interface: through the ietf-interface of the same name (its `name` is a leafref to
+ *   it). Create the ietf-interface before the vpn-interface and delete it after.
+ * - Aluminium vpn-instance: through its signature, exactly one RD under this cluster's RD
+ *   administrator, exactly the cluster route target (`both`) and `bgpvpn-type InternalVPN`.
+ *   Operators must give each cluster its own RD administrator (or number range) on a shared
+ *   controller; two clusters sharing one would also share a routing domain.
+ * - k8s-node: through `cluster-id` = clusterUuid(cluster name).
+ */
+import type { K8sNode } from './coe.js';
+import type { Interface } from './interfaces.js';
+import {
+  clusterUuid,
+  parseOwnershipMarker,
+  vpnName,
+  type MarkerKind,
+  type OwnershipMarker,
+} from './names.js';
+import type { Profile } from './profile.js';
+import { parseRouteDistinguisher } from './route-distinguisher.js';
+import type { VpnInstance, VpnInterface } from './vpn.js';
+
+export interface OwnerContext {
+  clusterName: string;
+  profile: Profile;
+  /** The cluster route target (Aluminium VPN ownership). */
+  routeTarget: string;
+  /** The RD administrator the cluster allocates under (Aluminium VPN ownership). */
+  rdAdministrator: string;
+}
+
+export type Ownership = { owner: 'ours'; marker?: OwnershipMarker } | { owner: 'foreign'; reason: string };
+
+/** Ownership by the description marker. */
+export function markerOwnership(
+  description: string | undefined,
+  kind: MarkerKind,
+  ctx: OwnerContext,
+): Ownership {
+  const marker = parseOwnershipMarker(description);
+  if (!marker)
+    return {
+      owner: 'foreign',
+      reason:
+        description === undefined
+          ? 'no description (no odlcoe marker)'
+          : `description ${JSON.stringify(description)} is not an odlcoe marker`,
+    };
+  if (marker.clusterName !== ctx.clusterName)
+    return { owner: 'foreign', reason: `owned by odlcoe cluster ${marker.clusterName}` };
+  if (marker.kind !== kind)
+    return { owner: 'foreign', reason: `marker of kind ${marker.kind}, expected ${kind}` };
+  return { owner: 'ours', marker };
+}
+
+export function vpnInstanceOwnership(v: VpnInstance, ctx: OwnerContext): Ownership {
+  if (v.profile === 'sodium') return markerOwnership(v.description, 'namespace', ctx);
+  const [rd, ...moreRds] = v.routeDistinguishers;
+  let administrator: string | undefined;
+  try {
+    administrator = rd === undefined ? undefined : parseRouteDistinguisher(rd).administrator;
+  } catch {
+    administrator = undefined;
+  }
+  const [target, ...moreTargets] = v.vpnTargets;
+  if (administrator !== ctx.rdAdministrator || moreRds.length > 0) {
+    return {
+      owner: 'foreign',
+      reason: `route distinguishers [${v.routeDistinguishers.join(', ')}] are not one RD under ${ctx.rdAdministrator}`,
+    };
+  }
+  if (!target || target.value !== ctx.routeTarget || target.type !== 'both' || moreTargets.length > 0) {
+    return { owner: 'foreign', reason: `route targets are not exactly ${ctx.routeTarget} (both)` };
+  }
+  if (v.bgpvpnType !== 'InternalVPN')
+    return { owner: 'foreign', reason: `bgpvpn-type ${v.bgpvpnType ?? '(absent)'} is not InternalVPN` };
+  return { owner: 'ours' };
+}
+
+/** A vpn-interface is ours when the ietf-interface of the same name is. */
+export function vpnInterfaceOwnership(
+  v: VpnInterface,
+  ietfInterface: Interface | undefined,
+  ctx: OwnerContext,
+): Ownership {
+  if (!ietfInterface || ietfInterface.name !== v.name)
+    return { owner: 'foreign', reason: `no ietf-interface ${v.name} to establish ownership` };
+  const o = markerOwnership(ietfInterface.description, 'pod', ctx);
+  return o.owner === 'ours' ? o : { owner: 'foreign', reason: `ietf-interface ${v.name}: ${o.reason}` };
+}
+
+export function k8sNodeOwnership(n: K8sNode, ctx: OwnerContext): Ownership {
+  const expected = clusterUuid(ctx.clusterName);
+  return n.clusterId?.toLowerCase() === expected
+    ? { owner: 'ours' }
+    : { owner: 'foreign', reason: `cluster-id ${n.clusterId ?? '(absent)'} is not ${expected}` };
+}
+
+/** The RD of a VPN as written by odlcoe (Sodium: the ipv4-family's, else the ipv6-family's). */
+export function vpnRouteDistinguisher(v: VpnInstance): string | undefined {
+  if (v.profile === 'aluminium') return v.routeDistinguishers[0];
+  return v.ipv4Family?.routeDistinguishers[0] ?? v.ipv6Family?.routeDistinguishers[0];
+}
+
+/**
+ * The `existing` input of allocateRouteDistinguishers, recovered from the VPNs in ODL: for
+ * each of this cluster's VPNs, namespace → RD when the VPN is named for one of `namespaces`,
+ * otherwise `vpn-instance:<name>` → RD (a VPN awaiting garbage collection still holds its RD).
+ */
+export function recoverRouteDistinguishers(
+  actual: Iterable<VpnInstance>,
+  namespaces: Iterable<string>,
+  ctx: OwnerContext,
+): Map<string, string> {
+  const byVpnName = new Map<string, string>();
+  for (const ns of namespaces) byVpnName.set(vpnName(ns), ns);
+  const out = new Map<string, string>();
+  for (const v of actual) {
+    if (vpnInstanceOwnership(v, ctx).owner !== 'ours') continue;
+    const rd = vpnRouteDistinguisher(v);
+    if (rd === undefined) continue;
+    out.set(byVpnName.get(v.name) ?? `vpn-instance:${v.name}`, rd);
+  }
+  return out;
+}

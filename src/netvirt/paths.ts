@@ -1,0 +1,102 @@
+/**
+ * Where each NetVirt/Genius/COE entry lives, per model profile. Only the VPN subtrees differ
+ * between profiles: Sodium keeps them in module `l3vpn` with the adjacency list as the
+ * `odl-l3vpn` augment; Magnesium/Aluminium moved both into `l3vpn-instances-interfaces`.
+ */
+import type { DataPath } from '../restconf/path.js';
+import type { Profile } from './profile.js';
+
+export interface NetvirtPaths {
+  interfaces(): DataPath;
+  interface(name: string): DataPath;
+  elanInstances(): DataPath;
+  elanInstance(name: string): DataPath;
+  elanInterfaces(): DataPath;
+  elanInterface(name: string): DataPath;
+  vpnInstances(): DataPath;
+  vpnInstance(name: string): DataPath;
+  vpnInterfaces(): DataPath;
+  vpnInterface(name: string): DataPath;
+  /** One adjacency of a vpn-interface; `ipPrefix` like `10.11.1.5/32` (the `/` is encoded by encodePath). */
+  adjacency(interfaceName: string, ipPrefix: string): DataPath;
+  dhcpAllocationPool(): DataPath;
+  dhcpNetwork(networkId: string): DataPath;
+  allocationPool(networkId: string, subnet: string): DataPath;
+  floatingIpInfo(): DataPath;
+  routerPorts(routerId: string): DataPath;
+  coePods(): DataPath;
+  coePod(uid: string): DataPath;
+  coeServices(): DataPath;
+  coeService(uid: string): DataPath;
+  coeEndpointsInfo(): DataPath;
+  coeEndpoints(uid: string): DataPath;
+  k8sNodesInfo(): DataPath;
+  k8sNode(uid: string): DataPath;
+}
+
+/** The module holding vpn-instances and vpn-interfaces for a profile. */
+export function vpnModule(profile: Profile): string {
+  return profile === 'sodium' ? 'l3vpn' : 'l3vpn-instances-interfaces';
+}
+
+/** The module of the adjacency list node: an augment in Sodium, the VPN module itself later. */
+export function adjacencyModule(profile: Profile): string | undefined {
+  return profile === 'sodium' ? 'odl-l3vpn' : undefined;
+}
+
+const entry = (module: string, container: string, list: string) => ({
+  all: (): DataPath => [{ module, name: container }],
+  one: (key: string): DataPath => [
+    { module, name: container },
+    { name: list, keys: [key] },
+  ],
+});
+
+export function netvirtPaths(profile: Profile): NetvirtPaths {
+  const ifs = entry('ietf-interfaces', 'interfaces', 'interface');
+  const elans = entry('elan', 'elan-instances', 'elan-instance');
+  const elanIfs = entry('elan', 'elan-interfaces', 'elan-interface');
+  const vpns = entry(vpnModule(profile), 'vpn-instances', 'vpn-instance');
+  const vpnIfs = entry(vpnModule(profile), 'vpn-interfaces', 'vpn-interface');
+  const dhcp = entry('dhcp_allocation_pool', 'dhcp_allocation_pool', 'network');
+  const nat = entry('odl-nat', 'floating-ip-info', 'router-ports');
+  const pods = entry('pod', 'coe', 'pods');
+  const services = entry('service', 'service-information', 'services');
+  const endpoints = entry('service', 'endpoints-info', 'endpoints');
+  const nodes = entry('k8s-node', 'k8s-nodes-info', 'k8s-nodes');
+  const adjacency = adjacencyModule(profile);
+  return {
+    interfaces: ifs.all,
+    interface: ifs.one,
+    elanInstances: elans.all,
+    elanInstance: elans.one,
+    elanInterfaces: elanIfs.all,
+    elanInterface: elanIfs.one,
+    vpnInstances: vpns.all,
+    vpnInstance: vpns.one,
+    vpnInterfaces: vpnIfs.all,
+    vpnInterface: vpnIfs.one,
+    adjacency: (interfaceName, ipPrefix) => [
+      ...vpnIfs.one(interfaceName),
+      adjacency
+        ? { module: adjacency, name: 'adjacency', keys: [ipPrefix] }
+        : { name: 'adjacency', keys: [ipPrefix] },
+    ],
+    dhcpAllocationPool: dhcp.all,
+    dhcpNetwork: dhcp.one,
+    allocationPool: (networkId, subnet) => [
+      ...dhcp.one(networkId),
+      { name: 'allocation-pool', keys: [subnet] },
+    ],
+    floatingIpInfo: nat.all,
+    routerPorts: nat.one,
+    coePods: pods.all,
+    coePod: pods.one,
+    coeServices: services.all,
+    coeService: services.one,
+    coeEndpointsInfo: endpoints.all,
+    coeEndpoints: endpoints.one,
+    k8sNodesInfo: nodes.all,
+    k8sNode: nodes.one,
+  };
+}
