@@ -1,0 +1,493 @@
+import type { Profile } from '../netvirt/profile.js';
+import { boolean, enumeration, formatted, identityref, integer, string } from './leaf-types.js';
+import { container, leaf, leafList, link, list, type Definition, type SchemaRoot } from './schema.js';
+
+/**
+ * The NetVirt/Genius/COE subtrees odlcoe touches, transcribed from netvirt-model.md (Sodium and
+ * Aluminium). `M` marks a mandatory leaf, `ro` a config-false node. YANG defaults are not
+ * listed: ODL does not store them, and neither does the emulator.
+ */
+
+const ip = formatted('ip-address');
+const prefix = formatted('ip-prefix');
+const mac = formatted('phys-address');
+const uuid = formatted('uuid');
+const uint16 = integer('uint16');
+const uint32 = integer('uint32');
+const uint64 = integer('uint64');
+const int32 = integer('int32');
+const str = string();
+
+/** iana-if-type identities (a common subset) plus the interface types odl-interface defines. */
+const INTERFACE_TYPES = [
+  'other',
+  'ethernetCsmacd',
+  'softwareLoopback',
+  'propVirtual',
+  'propMultiplexor',
+  'l2vlan',
+  'l3ipvlan',
+  'tunnel',
+  'ieee8023adLag',
+  'bridge',
+  'mpls',
+  'ipForward',
+  'ieee80211',
+  'fastEther',
+  'gigabitEthernet',
+]
+  .map((id) => `iana-if-type:${id}`)
+  .concat(['odl-interface:stacked-vlan', 'odl-interface:mpls']);
+
+const TUNNEL_TYPES = ['vxlan', 'vxlan-gpe', 'gre', 'mpls-over-gre', 'logical-group'].map(
+  (t) => `odl-interface:tunnel-type-${t}`,
+);
+const SEGMENT_TYPES = ['flat', 'vlan', 'vxlan', 'gre'].map((t) => `elan:segment-type-${t}`);
+const NETWORK_TYPE = enumeration('FLAT', 'VLAN', 'VXLAN', 'GRE');
+
+const interfaces = container('ietf-interfaces:interfaces', [
+  list(
+    'interface',
+    ['name'],
+    [
+      leaf('name', str),
+      leaf('type', identityref(...INTERFACE_TYPES), 'M'),
+      leaf('description', str),
+      leaf('enabled', boolean),
+      leaf('link-up-down-trap-enable', enumeration('enabled', 'disabled')),
+      leaf('odl-interface:override-split-horizon-protection', boolean),
+      leaf('odl-interface:datapath-node-identifier', uint64),
+      leaf('odl-interface:parent-interface', str),
+      list(
+        'odl-interface:node-identifier',
+        ['topology-id'],
+        [leaf('topology-id', str), leaf('node-id', str)],
+      ),
+      leaf('odl-interface:vlan-id', integer('uint16', [0, 4095])),
+      leaf(
+        'odl-interface:l2vlan-mode',
+        enumeration('access', 'native-tagged', 'native-untagged', 'trunk', 'trunk-member', 'transparent'),
+      ),
+      leaf('odl-interface:external', boolean),
+      leaf('odl-interface:internal', boolean),
+      leaf('odl-interface:tunnel-interface-type', identityref(...TUNNEL_TYPES)),
+      leaf('odl-interface:tunnel-source', ip),
+      leaf('odl-interface:tunnel-destination', ip),
+      leaf('odl-interface:tunnel-gateway', ip),
+      leaf('odl-interface:tunnel-source-ip-flow', boolean),
+      leaf('odl-interface:tunnel-remote-ip-flow', boolean),
+      leaf('odl-interface:weight', uint16),
+      list(
+        'odl-interface:tunnel-options',
+        ['tunnel-option'],
+        [leaf('tunnel-option', str), leaf('value', str)],
+      ),
+      leaf('odl-interface:monitor-enabled', boolean),
+      leaf('odl-interface:monitor-interval', uint32),
+      leaf(
+        'odl-interface:monitor-protocol',
+        identityref('odl-interface:tunnel-monitoring-type-bfd', 'odl-interface:tunnel-monitoring-type-lldp'),
+      ),
+      list(
+        'odl-interface:monitor-config',
+        ['monitor-config-key'],
+        [leaf('monitor-config-key', str), leaf('monitor-config-value', str)],
+      ),
+      leaf('odl-interface:stacked_vlan-id', integer('uint16', [1, 4094])),
+      leafList('odl-interface:labelStack', integer('uint32', [15, 1048575])),
+      leaf('odl-interface:numLabels', integer('uint8', [1, 7])),
+    ],
+  ),
+]);
+
+/** Operational only; the emulator fills it from configured interfaces (see odl-writebacks.ts). */
+const interfacesState = container(
+  'ietf-interfaces:interfaces-state',
+  [
+    list(
+      'interface',
+      ['name'],
+      [
+        leaf('name', str),
+        leaf('type', identityref(...INTERFACE_TYPES), 'M'),
+        leaf('admin-status', enumeration('up', 'down', 'testing')),
+        leaf(
+          'oper-status',
+          enumeration('up', 'down', 'testing', 'unknown', 'dormant', 'not-present', 'lower-layer-down'),
+        ),
+        leaf('last-change', str),
+        leaf('if-index', integer('int32', [1, 2147483647])),
+        leaf('phys-address', mac),
+        leafList('higher-layer-if', str),
+        leafList('lower-layer-if', str),
+        leaf('speed', uint64),
+      ],
+    ),
+  ],
+  'ro',
+);
+
+const elanInstances = container('elan:elan-instances', [
+  list(
+    'elan-instance',
+    ['elan-instance-name'],
+    [
+      leaf('elan-instance-name', str),
+      leaf('elan-tag', uint32),
+      leaf('segment-type', identityref(...SEGMENT_TYPES)),
+      leaf('segmentation-id', uint32),
+      leaf('physical-network-name', str),
+      leaf('external', boolean),
+      leaf('mac-timeout', integer('uint32', [0, 65535])),
+      leaf('description', string({ length: [1, 254] })),
+      list(
+        'elan-segments',
+        ['segmentation-index'],
+        [
+          leaf('segmentation-index', uint32),
+          leaf('physical-network-name', str),
+          leaf('segment-type', identityref(...SEGMENT_TYPES)),
+          leaf('segmentation-id', uint32),
+        ],
+      ),
+      list('external-teps', ['tep-ip'], [leaf('tep-ip', ip), leaf('nodeid', str)]),
+      leaf('evpn-name', str),
+      leaf('l3vpn-name', str),
+    ],
+  ),
+]);
+
+const elanInterfaces = container('elan:elan-interfaces', [
+  list(
+    'elan-interface',
+    ['name'],
+    [
+      leaf('name', str),
+      leaf('elan-instance-name', str, 'M'),
+      list('static-mac-entries', ['mac-address'], [leaf('mac-address', mac), leaf('ip-prefix', ip)]),
+      leaf('description', string({ length: [1, 254] })),
+    ],
+  ),
+]);
+
+const rdOrRt = string({ length: [3, 21] });
+const vpnTargets = container('vpnTargets', [
+  list(
+    'vpnTarget',
+    ['vrfRTValue'],
+    [
+      leaf('vrfRTValue', rdOrRt, 'M'),
+      leaf('vrfRTType', enumeration('export_extcommunity', 'import_extcommunity', 'both'), 'M'),
+    ],
+  ),
+]);
+
+/** Sodium `l3vpn` address family (ipv4-family and ipv6-family are identical). */
+function addressFamily(name: string): Definition {
+  const percent = integer('uint8', [1, 100]);
+  const limit = integer('uint32', [1, 4294967295]);
+  return container(name, [
+    leafList('route-distinguisher', rdOrRt),
+    vpnTargets,
+    container('apply-label', [
+      leaf('apply-label-per-route', boolean),
+      leaf('apply-label-per-instance', boolean),
+    ]),
+    leaf('import-route-policy', string({ length: [1, 40] })),
+    leaf('export-route-policy', string({ length: [1, 40] })),
+    container('prefix-limit', [
+      leaf('prefix-limit-number', limit),
+      leaf('alert-percent-value', percent),
+      leaf('route-unchanged', boolean),
+      leaf('simple-alert', boolean),
+    ]),
+    container('routing-table-limit', [
+      leaf('routing-table-limit-number', limit),
+      leaf('alert-percent-value', percent),
+      leaf('simple-alert', boolean),
+    ]),
+    leaf('vpn-frr', boolean),
+    container('l3vpnVrfPipe', [
+      leaf('pipeMode', enumeration('pipe', 'shortPipe', 'uniform')),
+      leaf('serviceClass', enumeration('be', 'af1', 'af2', 'af3', 'af4', 'ef', 'cs6', 'cs7')),
+      leaf('color', enumeration('green', 'yellow', 'red')),
+      leaf('dsName', str),
+    ]),
+    container('l3vpnTtlMode', [leaf('ttlMode', enumeration('pipe', 'uniform'))]),
+    leaf('tunnel-policy', string({ length: [1, 39] })),
+    container('importRibs', [
+      leaf(
+        'protocol',
+        enumeration('ALL', 'Direct', 'OSPF', 'ISIS', 'Static', 'RIP', 'BGP', 'OSPFV3', 'RIPNG', 'INVALID'),
+      ),
+      leaf('processId', uint32),
+      leaf('bgp-valid-route', boolean),
+      leaf('policyName', str),
+    ]),
+    leaf('traffic-statistics', boolean),
+  ]);
+}
+
+const sodiumVpnInstances = container('l3vpn:vpn-instances', [
+  list(
+    'vpn-instance',
+    ['vpn-instance-name'],
+    [
+      leaf('vpn-instance-name', str),
+      leaf('type', enumeration('l3', 'l2')),
+      leaf('l3vni', uint32),
+      leaf('description', string({ length: [1, 242], forbidden: '?' })),
+      addressFamily('ipv4-family'),
+      addressFamily('ipv6-family'),
+    ],
+  ),
+]);
+
+const aluminiumVpnInstances = container('l3vpn-instances-interfaces:vpn-instances', [
+  list(
+    'vpn-instance',
+    ['vpn-instance-name'],
+    [
+      leaf('vpn-instance-name', str),
+      leafList('route-distinguisher', rdOrRt),
+      vpnTargets,
+      leaf('l2vpn', boolean),
+      leaf('bgpvpn-type', enumeration('InternetBGPVPN', 'BGPVPN', 'InternalVPN')),
+      leaf('ip-address-family-configured', enumeration('undefined', 'ipv4', 'ipv6', 'ipv4-and-ipv6')),
+      leaf('l3vni', uint32),
+    ],
+  ),
+]);
+
+/** vpn-interface; `adjacencyName` is `odl-l3vpn:adjacency` (S augment) or `adjacency` (A). */
+function vpnInterfaces(top: string, adjacencyName: string, aluminium: boolean): Definition {
+  const adjacency = list(
+    adjacencyName,
+    ['ip_address'],
+    [
+      leaf('ip_address', str),
+      leafList('next-hop-ip-list', str),
+      leaf('adjacency_type', enumeration('primary-adjacency', 'learnt-ip', 'extra-route')),
+      leaf('mac_address', str),
+      leaf('subnet_id', uuid),
+      leaf('subnet_gateway_ip', str),
+      leaf('phys-network-func', boolean),
+      leaf('label', uint32, 'ro'),
+      leaf('subnet_gateway_mac_address', str, 'ro'),
+      leaf('vrf-id', str, 'ro'),
+      leaf('marked_for_deletion', boolean, 'ro'),
+    ],
+  );
+  return container(top, [
+    list(
+      'vpn-interface',
+      ['name'],
+      [
+        leaf('name', str),
+        list(
+          'vpn-instance-names',
+          ['vpn-name'],
+          [
+            leaf('vpn-name', string({ length: [1, 40] })),
+            leaf(
+              'associated-subnet-type',
+              enumeration('V4Subnet', 'V6Subnet', 'V6InternetVPN', 'V4AndV6Subnets'),
+            ),
+          ],
+        ),
+        leaf('dpn-id', uint64),
+        leaf('router-interface', boolean),
+        leaf('network-id', uuid),
+        leaf('network-type', NETWORK_TYPE),
+        leaf('segmentation-id', uint32),
+        ...(aluminium ? [leaf('external', boolean)] : []),
+        adjacency,
+      ],
+    ),
+  ]);
+}
+
+const dhcpAllocationPool = container('dhcp_allocation_pool:dhcp_allocation_pool', [
+  list(
+    'network',
+    ['network-id'],
+    [
+      leaf('network-id', str),
+      list(
+        'allocation-pool',
+        ['subnet'],
+        [
+          leaf('subnet', prefix),
+          leaf('allocate-from', ip),
+          leaf('allocate-to', ip),
+          leaf('gateway', ip),
+          leafList('dns-servers', ip),
+        ],
+      ),
+      list(
+        'allocations',
+        ['subnet'],
+        [
+          leaf('subnet', prefix),
+          list('allocation-instance', ['mac'], [leaf('mac', mac), leaf('allocated-ip', ip)]),
+        ],
+      ),
+    ],
+  ),
+]);
+
+const floatingIpInfo = container('odl-nat:floating-ip-info', [
+  list(
+    'router-ports',
+    ['router-id'],
+    [
+      leaf('router-id', str),
+      leaf('external-network-id', uuid),
+      list(
+        'ports',
+        ['port-name'],
+        [
+          leaf('port-name', str),
+          list(
+            'internal-to-external-port-map',
+            ['internal-ip'],
+            [
+              leaf('internal-ip', str),
+              leaf('external-ip', str),
+              leaf('external-id', uuid),
+              leaf('label', uint32, 'ro'),
+            ],
+          ),
+        ],
+      ),
+    ],
+  ),
+]);
+
+const coe = container('pod:coe', [
+  list(
+    'pods',
+    ['uid'],
+    [
+      leaf('uid', uuid),
+      leaf('name', str),
+      leaf('host-ip-address', ip),
+      leaf('cluster-id', uuid),
+      leaf('network-NS', str),
+      leaf('port-mac-address', str),
+      list(
+        'interface',
+        ['uid'],
+        [
+          leaf('uid', uuid),
+          leaf('ip-address', ip),
+          leaf('network-id', uuid),
+          leaf('network-type', NETWORK_TYPE),
+        ],
+      ),
+    ],
+  ),
+]);
+
+const serviceInformation = container('service:service-information', [
+  list(
+    'services',
+    ['uid'],
+    [
+      leaf('uid', uuid),
+      leaf('name', str),
+      leaf('cluster-id', uuid),
+      leaf('cluster-ip-address', ip),
+      leaf('network-NS', str),
+      leafList('external-ip-address', ip),
+      leaf('load-balancer-IP', ip),
+      leafList('ingress-ip-address', ip),
+      list(
+        'service-ports',
+        [],
+        [leaf('name', str), leaf('port', int32), leaf('target-port', str), leaf('node-port', int32)],
+      ),
+    ],
+  ),
+]);
+
+const endpointsInfo = container('service:endpoints-info', [
+  list(
+    'endpoints',
+    ['uid'],
+    [
+      leaf('uid', uuid),
+      leaf('name', str),
+      leaf('network-NS', str),
+      list(
+        'endpoint-addresses',
+        [],
+        [leaf('ip-address', ip), leaf('host-name', str), leaf('node-name', str)],
+      ),
+      list('endpoint-ports', [], [leaf('name', str), leaf('port', int32)]),
+    ],
+  ),
+]);
+
+const k8sNodesInfo = container('k8s-node:k8s-nodes-info', [
+  leaf('id', str),
+  list(
+    'k8s-nodes',
+    ['uid'],
+    [
+      leaf('uid', uuid),
+      leaf('cluster-id', uuid),
+      leaf('host-name', str),
+      leaf('external-ip-address', ip),
+      leaf('internal-ip-address', ip),
+      leaf('pod-cidr', str),
+    ],
+  ),
+]);
+
+const COMMON_MODULES = [
+  'ietf-interfaces',
+  'iana-if-type',
+  'odl-interface',
+  'elan',
+  'dhcp_allocation_pool',
+  'odl-nat',
+  'pod',
+  'service',
+  'k8s-node',
+];
+
+const COMMON_TOP_LEVEL = [
+  interfaces,
+  interfacesState,
+  elanInstances,
+  elanInterfaces,
+  dhcpAllocationPool,
+  floatingIpInfo,
+  coe,
+  serviceInformation,
+  endpointsInfo,
+  k8sNodesInfo,
+];
+
+/** The schema a given NetVirt release loads: the other release's VPN modules do not exist. */
+export function netvirtSchema(profile: Profile): SchemaRoot {
+  if (profile === 'sodium') {
+    return link(
+      [...COMMON_MODULES, 'l3vpn', 'odl-l3vpn'],
+      [
+        ...COMMON_TOP_LEVEL,
+        sodiumVpnInstances,
+        vpnInterfaces('l3vpn:vpn-interfaces', 'odl-l3vpn:adjacency', false),
+      ],
+    );
+  }
+  return link(
+    [...COMMON_MODULES, 'l3vpn-instances-interfaces'],
+    [
+      ...COMMON_TOP_LEVEL,
+      aluminiumVpnInstances,
+      vpnInterfaces('l3vpn-instances-interfaces:vpn-interfaces', 'adjacency', true),
+    ],
+  );
+}
