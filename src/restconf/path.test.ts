@@ -21,13 +21,19 @@ describe('data paths', () => {
   });
 
   it('joins several keys with , for RFC 8040 and encodes a , inside a key', () => {
-    const p: DataPath = [{ module: 'm', name: 'top' }, { name: 'l', keys: ['a,b', 'c'] }];
+    const p: DataPath = [
+      { module: 'm', name: 'top' },
+      { name: 'l', keys: ['a,b', 'c'] },
+    ];
     assert.equal(encodePath(p, 'rfc8040'), 'm:top/l=a%2Cb,c');
     assert.equal(encodePath(p, 'bierman02'), 'm:top/l/a%2Cb/c');
   });
 
   it('templates keys away for metrics and names the body member by its module', () => {
-    assert.equal(pathTemplate(adjacency), 'l3vpn:vpn-interfaces/vpn-interface={key}/odl-l3vpn:adjacency={key}');
+    assert.equal(
+      pathTemplate(adjacency),
+      'l3vpn:vpn-interfaces/vpn-interface={key}/odl-l3vpn:adjacency={key}',
+    );
     assert.equal(memberName(adjacency), 'odl-l3vpn:adjacency');
     assert.equal(memberName(adjacency.slice(0, 2)), 'l3vpn:vpn-interface');
   });

@@ -34,7 +34,8 @@ function nodeName(node: PathNode): string {
  * `=` joined by `,`).
  */
 export function encodePath(path: DataPath, dialect: Dialect): string {
-  if (path.length === 0 || !path[0]?.module) throw new Error('a data path starts with a module-qualified node');
+  if (path.length === 0 || !path[0]?.module)
+    throw new Error('a data path starts with a module-qualified node');
   return path
     .map((node) => {
       const name = nodeName(node);
@@ -47,7 +48,9 @@ export function encodePath(path: DataPath, dialect: Dialect): string {
 
 /** The path with key values replaced by `{name}`, for metric labels (bounded cardinality). */
 export function pathTemplate(path: DataPath): string {
-  return path.map((node) => (node.keys && node.keys.length > 0 ? `${nodeName(node)}={key}` : nodeName(node))).join('/');
+  return path
+    .map((node) => (node.keys && node.keys.length > 0 ? `${nodeName(node)}={key}` : nodeName(node)))
+    .join('/');
 }
 
 /** The name of the JSON member that holds the addressed node: `module:name` for the top. */

@@ -1,0 +1,597 @@
+import { setMaxListeners } from 'node:events';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { performance } from 'node:perf_hooks';
+import axios, { type AxiosInstance, type AxiosResponse } from 'axios';
+import PQueue from 'p-queue';
+import { backoffDelay, sleep } from '../common/backoff.js';
+import { ConfigError } from '../common/config-file.js';
+import { silentLogger, type Logger } from '../common/log.js';
+import { assertValidAuth, authorizationHeader, type RestconfAuth } from './auth.js';
+import { bodySnippet, decodeErrorBody, RestconfError } from './errors.js';
+import { listEntries, listEntriesFromParent, parseRestconfJson } from './json-body.js';
+import {
+  DIALECTS,
+  encodePath,
+  parentPath,
+  pathTemplate,
+  type DataPath,
+  type Datastore,
+  type Dialect,
+} from './path.js';
+import {
+  isRetryableNetworkCode,
+  isRetryableStatus,
+  outcomeUnknownAfterNetworkError,
+  outcomeUnknownAfterStatus,
+  retryAfterMs,
+} from './retry-policy.js';
+
+export type { RestconfAuth } from './auth.js';
+export { RestconfError } from './errors.js';
+
+/** One attempt of one request, for metrics: reported once per attempt, retries included. */
+export interface RequestSample {
+  method: string;
+  /** The data path with keys replaced by `{key}` (bounded label cardinality). */
+  pathTemplate: string;
+  status: number | 'timeout' | 'network';
+  seconds: number;
+  /** 1 for the first attempt. */
+  attempt: number;
+}
+
+export interface RestconfRetryOptions {
+  /** Attempts in total, the first included; 1 disables retries. */
+  maxAttempts?: number;
+  initialMs?: number;
+  maxMs?: number;
+}
+
+export interface RestconfClientOptions {
+  /** `http(s)://host:port`, optionally with a path prefix when ODL sits behind a proxy. */
+  baseUrl: string;
+  /** `bierman02`: `/restconf/config|operational/...`; `rfc8040`: `/rests/data/...`. */
+  dialect: Dialect;
+  auth?: RestconfAuth;
+  /** Per attempt. Above 30 s because an ODL shard election can hold a request that long. */
+  timeoutMs?: number;
+  retry?: RestconfRetryOptions;
+  /** Attempts in flight at once (waiting for a retry does not count). */
+  concurrency?: number;
+  /** Verification is on unless `insecureSkipVerify` is set. */
+  tls?: { caFile?: string; insecureSkipVerify?: boolean };
+  onRequest?: (sample: RequestSample) => void;
+  logger?: Logger;
+}
+
+export const DEFAULT_TIMEOUT_MS = 45_000;
+export const DEFAULT_CONCURRENCY = 16;
+/**
+ * Ten attempts with delays doubling from 250 ms up to 15 s: the waits add up to 30–60 s,
+ * enough to ride out a shard election that fails requests quickly instead of holding them.
+ */
+export const DEFAULT_RETRY: Required<RestconfRetryOptions> = {
+  maxAttempts: 10,
+  initialMs: 250,
+  maxMs: 15_000,
+};
+
+const MEDIA_TYPE: Record<Dialect, { contentType: string; accept: string }> = {
+  // The old /restconf consumes application/json and the draft's application/yang.data+json,
+  // not RFC 8040's application/yang-data+json.
+  bierman02: {
+    contentType: 'application/json',
+    accept: 'application/json, application/yang-data+json;q=0.9',
+  },
+  rfc8040: {
+    contentType: 'application/yang-data+json',
+    accept: 'application/yang-data+json, application/json;q=0.9',
+  },
+};
+
+export type RestconfMethod = 'GET' | 'PUT' | 'PATCH' | 'POST' | 'DELETE';
+
+interface Prepared {
+  method: RestconfMethod;
+  url: string;
+  template: string;
+  body?: string;
+}
+
+interface HttpAnswer {
+  status: number;
+  headers: Record<string, string | undefined>;
+  body: string;
+  attempts: number;
+  mayHaveApplied: boolean;
+}
+
+type AttemptResult =
+  | { kind: 'response'; response: AxiosResponse<string> }
+  | { kind: 'timeout' }
+  | { kind: 'network'; code: string; message: string }
+  | { kind: 'closed' };
+
+/**
+ * The RESTCONF client every odlcoe component uses to talk to ODL. It addresses data by
+ * `DataPath` and spells the URL for the configured dialect, caps the attempts in flight,
+ * retries transient failures (5xx, timeouts, dropped connections) with jittered exponential
+ * backoff, and turns everything else into a `RestconfError` carrying ODL's error tag.
+ */
+export class RestconfClient {
+  private readonly http: AxiosInstance;
+  private readonly agent: http.Agent;
+  private readonly queue: PQueue;
+  private readonly closing = new AbortController();
+  private readonly root: string;
+  private readonly dialect: Dialect;
+  private readonly timeoutMs: number;
+  private readonly retry: Required<RestconfRetryOptions>;
+  private readonly onRequest?: (sample: RequestSample) => void;
+  private readonly logger: Logger;
+
+  constructor(options: RestconfClientOptions) {
+    this.logger = options.logger ?? silentLogger();
+    if (!DIALECTS.includes(options.dialect)) {
+      throw new ConfigError(
+        `RESTCONF dialect "${String(options.dialect)}" is not one of ${DIALECTS.join(', ')}`,
+      );
+    }
+    this.dialect = options.dialect;
+    const base = parseBaseUrl(options.baseUrl);
+    this.root = base.root;
+    this.timeoutMs = positiveInteger(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs');
+    const concurrency = positiveInteger(options.concurrency ?? DEFAULT_CONCURRENCY, 'concurrency');
+    this.retry = {
+      maxAttempts: positiveInteger(
+        options.retry?.maxAttempts ?? DEFAULT_RETRY.maxAttempts,
+        'retry.maxAttempts',
+      ),
+      initialMs: positiveInteger(options.retry?.initialMs ?? DEFAULT_RETRY.initialMs, 'retry.initialMs'),
+      maxMs: positiveInteger(
+        options.retry?.maxMs ?? Math.max(DEFAULT_RETRY.maxMs, options.retry?.initialMs ?? 0),
+        'retry.maxMs',
+      ),
+    };
+    if (this.retry.maxMs < this.retry.initialMs) {
+      throw new ConfigError(
+        `retry.maxMs (${this.retry.maxMs}) is below retry.initialMs (${this.retry.initialMs})`,
+      );
+    }
+    this.onRequest = options.onRequest;
+    if (options.auth) assertValidAuth(options.auth);
+
+    // The queue lets at most `concurrency` attempts through, so that many sockets suffice;
+    // keeping them all when idle lets the next burst reuse them instead of reconnecting.
+    const agentOptions = { keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency };
+    if (base.tls) {
+      const tls = options.tls ?? {};
+      const ca = tls.caFile !== undefined ? readCaFile(tls.caFile) : undefined;
+      if (tls.insecureSkipVerify === true) {
+        this.logger.warn('TLS certificate verification of OpenDaylight is DISABLED (insecureSkipVerify)', {
+          baseUrl: this.root,
+        });
+      }
+      this.agent = new https.Agent({
+        ...agentOptions,
+        ca,
+        rejectUnauthorized: tls.insecureSkipVerify !== true,
+      });
+    } else {
+      if (options.tls?.caFile !== undefined || options.tls?.insecureSkipVerify !== undefined) {
+        throw new ConfigError(`TLS options are set but the RESTCONF base URL ${this.root} is plain http`);
+      }
+      this.agent = new http.Agent(agentOptions);
+    }
+
+    const media = MEDIA_TYPE[this.dialect];
+    const headers: Record<string, string> = { Accept: media.accept };
+    if (options.auth) headers.Authorization = authorizationHeader(options.auth);
+    this.http = axios.create({
+      httpAgent: base.tls ? undefined : this.agent,
+      httpsAgent: base.tls ? this.agent : undefined,
+      headers,
+      timeout: this.timeoutMs,
+      maxRedirects: 0,
+      // Status handling is ours: every answer resolves, and bodies stay text so that an
+      // HTML error page or a truncated body can be reported rather than half-parsed.
+      validateStatus: () => true,
+      responseType: 'text',
+      transformResponse: [(data: unknown) => data],
+      transitional: { clarifyTimeoutError: true, silentJSONParsing: false, forcedJSONParsing: false },
+      // Talk to ODL directly: HTTP(S)_PROXY variables meant for other traffic would
+      // otherwise reroute (and for https, break) the controller connection.
+      proxy: false,
+    });
+    this.queue = new PQueue({ concurrency });
+    // Every attempt in flight listens for close(); there can be `concurrency` of them.
+    setMaxListeners(concurrency + 10, this.closing.signal);
+  }
+
+  /**
+   * The data at `path`, parsed; undefined when ODL has none (404). On bierman02 a list path
+   * without keys is also 404 ("Missing key for list"): read lists with getEntries.
+   */
+  async get(path: DataPath, store: Datastore = 'config'): Promise<unknown | undefined> {
+    const req = this.prepare('GET', path, store);
+    const answer = await this.execute(req);
+    if (answer.status === 404 || answer.status === 204) return undefined;
+    if (answer.status !== 200) throw this.errorFromAnswer(req, answer);
+    if (answer.body.trim() === '') return undefined;
+    try {
+      return parseRestconfJson(answer.body);
+    } catch (err) {
+      throw new RestconfError({
+        method: req.method,
+        url: req.url,
+        status: answer.status,
+        reason: `response is not valid JSON (${(err as Error).message}): ${bodySnippet(answer.body)}`,
+        retryable: false,
+        attempts: answer.attempts,
+      });
+    }
+  }
+
+  /**
+   * The list entries at a list path (`.../elan-instance`) or entry path; [] when there are
+   * none (404). The top member is unwrapped whether ODL qualified it (RFC 8040) or not. On
+   * bierman02 a list path is read through its parent (the old API cannot read a bare list).
+   */
+  async getEntries(path: DataPath, store: Datastore = 'config'): Promise<Record<string, unknown>[]> {
+    const last = path[path.length - 1];
+    // The old /restconf answers 404 "Missing key for list" to a list path without keys,
+    // which would read as "no entries": read the parent and pick the list out of it.
+    const viaParent = this.dialect === 'bierman02' && (last?.keys === undefined || last.keys.length === 0);
+    if (viaParent && path.length < 2) {
+      throw new TypeError(
+        `bierman02 cannot read the top-level list ${last?.name ?? '(empty path)'} without keys`,
+      );
+    }
+    const readPath = viaParent ? parentPath(path) : path;
+    const body = await this.get(readPath, store);
+    try {
+      return viaParent ? listEntriesFromParent(body, path) : listEntries(body, path);
+    } catch (err) {
+      throw new RestconfError({
+        method: 'GET',
+        url: this.dataUrl(readPath, store, 'GET'),
+        status: 200,
+        reason: `unexpected response: ${(err as Error).message}`,
+        retryable: false,
+        attempts: 1,
+      });
+    }
+  }
+
+  /**
+   * Creates or replaces the node at `path`. `body` holds the node itself, for a list entry
+   * as a one-element list: `{"elan:elan-instance":[{...}]}`.
+   */
+  async put(path: DataPath, body: unknown): Promise<'created' | 'replaced'> {
+    const req = this.prepare('PUT', path, 'config', body);
+    const answer = await this.execute(req);
+    if (answer.status === 201) return 'created';
+    if (answer.status === 200 || answer.status === 204) return 'replaced';
+    throw this.errorFromAnswer(req, answer);
+  }
+
+  /** Merges `body` into the node at `path` (plain PATCH): leaves not in `body` stay as they are. */
+  async merge(path: DataPath, body: unknown): Promise<void> {
+    const req = this.prepare('PATCH', path, 'config', body);
+    const answer = await this.execute(req);
+    if (answer.status === 200 || answer.status === 201 || answer.status === 204) return;
+    throw this.errorFromAnswer(req, answer);
+  }
+
+  /**
+   * Creates a child of `parent` (an empty parent means the datastore root). Never replaces:
+   * an existing node fails with `RestconfError` tag `data-exists` (409). When a retried POST
+   * meets 409 after an attempt whose outcome was unknown, the data may be this request's own
+   * earlier write: the error then has `mayHaveApplied` set, and only a read can tell.
+   */
+  async post(parent: DataPath, body: unknown): Promise<void> {
+    const req = this.prepare('POST', parent, 'config', body);
+    const answer = await this.execute(req);
+    if (answer.status === 200 || answer.status === 201 || answer.status === 204) return;
+    throw this.errorFromAnswer(req, answer);
+  }
+
+  /**
+   * Deletes the node at `path`. Missing data is success (`absent`). After a retry,
+   * `absent` can also mean an earlier attempt deleted it: either way it is gone.
+   */
+  async delete(path: DataPath): Promise<'deleted' | 'absent'> {
+    const req = this.prepare('DELETE', path, 'config');
+    const answer = await this.execute(req);
+    if (answer.status === 200 || answer.status === 204) return 'deleted';
+    if (answer.status === 404) return 'absent';
+    throw this.errorFromAnswer(req, answer);
+  }
+
+  /**
+   * Destroys the keep-alive sockets and fails requests still queued, waiting for a retry or
+   * in flight with a non-retryable `RestconfError` (code `closed`).
+   */
+  close(): void {
+    if (this.closing.signal.aborted) return;
+    this.closing.abort();
+    this.agent.destroy();
+  }
+
+  /** The URL for `path` in this client's dialect (also for logs and errors). */
+  dataUrl(path: DataPath, store: Datastore, method: RestconfMethod): string {
+    const encoded = path.length === 0 ? '' : `/${encodePath(path, this.dialect)}`;
+    if (this.dialect === 'bierman02') return `${this.root}/restconf/${store}${encoded}`;
+    const query = method === 'GET' ? `?content=${store === 'config' ? 'config' : 'nonconfig'}` : '';
+    return `${this.root}/rests/data${encoded}${query}`;
+  }
+
+  private prepare(method: RestconfMethod, path: DataPath, store: Datastore, body?: unknown): Prepared {
+    if (path.length === 0 && method !== 'POST') throw new TypeError(`${method} needs a non-empty data path`);
+    if (store === 'operational' && method !== 'GET')
+      throw new TypeError('only GET reads the operational datastore');
+    const prepared: Prepared = {
+      method,
+      url: this.dataUrl(path, store, method),
+      template: path.length === 0 ? '/' : pathTemplate(path),
+    };
+    if (method === 'PUT' || method === 'PATCH' || method === 'POST') {
+      const text = body === undefined ? undefined : JSON.stringify(body);
+      if (text === undefined) throw new TypeError(`${method} ${prepared.url}: the body must be a JSON value`);
+      prepared.body = text;
+    }
+    return prepared;
+  }
+
+  /**
+   * Sends `req` until it gets an answer that is not worth retrying, and returns that answer
+   * (success or final error status) for the caller to interpret. Each attempt waits for a
+   * queue slot; waits between attempts hold none, so a failing ODL does not block requests
+   * that are ready to go, and retries jump ahead of new work so that they are not starved.
+   */
+  private async execute(req: Prepared): Promise<HttpAnswer> {
+    let mayHaveApplied = false;
+    for (let attempt = 1; ; attempt += 1) {
+      const result = await this.queue.add(() => this.attemptOnce(req, attempt), {
+        priority: attempt > 1 ? 1 : 0,
+      });
+      if (result.kind === 'closed') throw this.closedError(req, attempt, mayHaveApplied);
+
+      let failure: { retryable: boolean; describe: string; retryAfter?: number; error: () => RestconfError };
+      if (result.kind === 'response') {
+        const { response } = result;
+        const answer: HttpAnswer = {
+          status: response.status,
+          headers: headerRecord(response.headers),
+          body: typeof response.data === 'string' ? response.data : '',
+          attempts: attempt,
+          mayHaveApplied,
+        };
+        if (!isRetryableStatus(response.status)) return answer;
+        failure = {
+          retryable: true,
+          describe: `status ${response.status}`,
+          retryAfter: response.status === 503 ? retryAfterMs(answer.headers['retry-after']) : undefined,
+          error: () => this.errorFromAnswer(req, answer),
+        };
+        mayHaveApplied ||= req.method !== 'GET' && outcomeUnknownAfterStatus(response.status);
+      } else if (result.kind === 'timeout') {
+        mayHaveApplied ||= req.method !== 'GET';
+        const applied = mayHaveApplied;
+        failure = {
+          retryable: true,
+          describe: `no answer within ${this.timeoutMs} ms`,
+          error: () =>
+            new RestconfError({
+              method: req.method,
+              url: req.url,
+              code: 'timeout',
+              reason: `no answer within ${this.timeoutMs} ms`,
+              retryable: true,
+              attempts: attempt,
+              mayHaveApplied: applied,
+            }),
+        };
+      } else {
+        mayHaveApplied ||= req.method !== 'GET' && outcomeUnknownAfterNetworkError(result.code);
+        const applied = mayHaveApplied;
+        const retryable = isRetryableNetworkCode(result.code);
+        failure = {
+          retryable,
+          describe: result.code,
+          error: () =>
+            new RestconfError({
+              method: req.method,
+              url: req.url,
+              code: result.code,
+              reason: result.message,
+              retryable,
+              attempts: attempt,
+              mayHaveApplied: applied,
+            }),
+        };
+      }
+
+      if (!failure.retryable || attempt >= this.retry.maxAttempts) throw failure.error();
+      const backoff = backoffDelay(attempt - 1, { initialMs: this.retry.initialMs, maxMs: this.retry.maxMs });
+      const delayMs = Math.max(backoff, failure.retryAfter ?? 0);
+      this.logger.warn('RESTCONF request failed, retrying', {
+        method: req.method,
+        url: req.url,
+        attempt,
+        maxAttempts: this.retry.maxAttempts,
+        failure: failure.describe,
+        delayMs,
+      });
+      try {
+        await sleep(delayMs, this.closing.signal);
+      } catch {
+        throw this.closedError(req, attempt, mayHaveApplied);
+      }
+    }
+  }
+
+  private async attemptOnce(req: Prepared, attempt: number): Promise<AttemptResult> {
+    if (this.closing.signal.aborted) return { kind: 'closed' };
+    // axios' `timeout` is a socket inactivity timer; the abort bounds the whole attempt,
+    // including an answer that trickles in, and lets close() cut it short. (A plain
+    // controller per attempt: AbortSignal.any() retains its sources' listeners on Node 20.)
+    const abort = new AbortController();
+    const deadline = setTimeout(() => abort.abort(), this.timeoutMs);
+    const onClose = () => abort.abort();
+    this.closing.signal.addEventListener('abort', onClose, { once: true });
+    const started = performance.now();
+    let result: AttemptResult;
+    try {
+      const response = await this.http.request<string>({
+        method: req.method,
+        url: req.url,
+        data: req.body,
+        headers:
+          req.body !== undefined ? { 'Content-Type': MEDIA_TYPE[this.dialect].contentType } : undefined,
+        signal: abort.signal,
+      });
+      result = { kind: 'response', response };
+    } catch (err) {
+      result = this.classifyFailure(err);
+    } finally {
+      clearTimeout(deadline);
+      this.closing.signal.removeEventListener('abort', onClose);
+    }
+    if (result.kind !== 'closed') {
+      const status = result.kind === 'response' ? result.response.status : result.kind;
+      this.report({
+        method: req.method,
+        pathTemplate: req.template,
+        status,
+        seconds: (performance.now() - started) / 1000,
+        attempt,
+      });
+    }
+    return result;
+  }
+
+  private classifyFailure(err: unknown): AttemptResult {
+    if (this.closing.signal.aborted) return { kind: 'closed' };
+    if (axios.isCancel(err)) return { kind: 'timeout' };
+    const code = errorCode(err);
+    if (code === 'ETIMEDOUT' || code === 'ECONNABORTED' || code === 'ERR_CANCELED')
+      return { kind: 'timeout' };
+    return { kind: 'network', code: code ?? 'ERR_UNKNOWN', message: (err as Error)?.message ?? String(err) };
+  }
+
+  private report(sample: RequestSample): void {
+    if (!this.onRequest) return;
+    try {
+      this.onRequest(sample);
+    } catch (err) {
+      // A broken metrics hook must not fail the request it measures.
+      this.logger.warn('RESTCONF onRequest hook threw', { error: (err as Error)?.message ?? String(err) });
+    }
+  }
+
+  private errorFromAnswer(req: Prepared, answer: HttpAnswer): RestconfError {
+    const decoded = decodeErrorBody(answer.body);
+    let reason = decoded.snippet;
+    if (answer.status >= 300 && answer.status < 400) {
+      reason = `unexpected redirect to ${answer.headers.location ?? '(no Location)'}; check baseUrl and dialect`;
+    } else if (decoded.details.length === 0 && (answer.status === 401 || answer.status === 403)) {
+      reason = `${answer.status === 401 ? 'authentication failed' : 'not authorised'}; check the ODL credentials${reason ? `: ${reason}` : ''}`;
+    } else if (
+      answer.status === 415 &&
+      req.method === 'PATCH' &&
+      this.dialect === 'bierman02' &&
+      decoded.details.length === 0
+    ) {
+      reason = `the bierman02 API accepts PATCH only as YANG-Patch; write the leaves with put instead${reason ? `: ${reason}` : ''}`;
+    } else if (answer.status < 400) {
+      reason = `unexpected status for ${req.method}${reason ? `: ${reason}` : ''}`;
+    }
+    return new RestconfError({
+      method: req.method,
+      url: req.url,
+      status: answer.status,
+      details: decoded.details,
+      reason,
+      retryable: isRetryableStatus(answer.status),
+      attempts: answer.attempts,
+      mayHaveApplied: answer.mayHaveApplied,
+    });
+  }
+
+  private closedError(req: Prepared, attempts: number, mayHaveApplied: boolean): RestconfError {
+    return new RestconfError({
+      method: req.method,
+      url: req.url,
+      code: 'closed',
+      reason: 'the RESTCONF client was closed',
+      retryable: false,
+      attempts,
+      mayHaveApplied,
+    });
+  }
+}
+
+function parseBaseUrl(baseUrl: string): { root: string; tls: boolean } {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new ConfigError(`RESTCONF base URL "${baseUrl}" is not a URL (expected http(s)://host:port)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`RESTCONF base URL must be http or https, got ${url.protocol}`);
+  }
+  // Credentials in the URL would end up in every log line and error message that names it.
+  if (url.username !== '' || url.password !== '') {
+    throw new ConfigError(
+      'RESTCONF base URL must not contain credentials; configure a user and password file instead',
+    );
+  }
+  if (url.search !== '' || url.hash !== '')
+    throw new ConfigError(`RESTCONF base URL ${url.origin} must not have a query or fragment`);
+  return { root: `${url.origin}${url.pathname.replace(/\/+$/, '')}`, tls: url.protocol === 'https:' };
+}
+
+function readCaFile(path: string): Buffer {
+  try {
+    const ca = readFileSync(path);
+    if (!ca.toString('latin1').includes('-----BEGIN CERTIFICATE-----')) {
+      throw new ConfigError(`TLS CA file ${path} holds no PEM certificate`);
+    }
+    return ca;
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError(
+      `cannot read TLS CA file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
+}
+
+function positiveInteger(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1)
+    throw new ConfigError(`RESTCONF client option ${name} must be a positive integer, got ${value}`);
+  return value;
+}
+
+function headerRecord(headers: AxiosResponse['headers']): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (value === undefined || value === null) continue;
+    out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
+  }
+  return out;
+}
+
+/** The Node/axios error code; for axios the cause's code is the specific one. */
+function errorCode(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const cause = (err as { cause?: unknown }).cause;
+  const causeCode =
+    typeof cause === 'object' && cause !== null ? (cause as { code?: unknown }).code : undefined;
+  if (typeof causeCode === 'string') return causeCode;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}
