@@ -1,0 +1,228 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
+import { silentLogger } from '../common/log.js';
+import { Registry } from '../common/metrics.js';
+import { startKubeSim } from '../kubesim/server.js';
+import { Informer, objectKey, waitForAllSynced } from './informer.js';
+import type { InformerEvent, InformerOptions } from './informer.js';
+import { KubeClient } from './kube-client.js';
+
+type KubeSim = Awaited<ReturnType<typeof startKubeSim>>;
+
+/** Polls `condition` until it holds; the deadline is generous because CI machines are busy. */
+async function waitFor(
+  what: string,
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 20_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function pod(name: string, node: string, labels: Record<string, string> = {}): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'ns1', labels },
+    spec: { nodeName: node, containers: [{ name: 'c', image: 'pause' }] },
+  };
+}
+
+describe('informer against the Kubernetes simulator', () => {
+  let sim: KubeSim;
+  let kubeConfig: KubeConfig;
+  let api: KubeClient;
+  const informers: Informer<V1Pod>[] = [];
+
+  const createPod = (p: V1Pod) => api.request<V1Pod>('POST', '/api/v1/namespaces/ns1/pods', { body: p });
+  const deletePod = (name: string) => api.request('DELETE', `/api/v1/namespaces/ns1/pods/${name}`);
+  const relabelPod = async (name: string, labels: Record<string, string>) => {
+    const current = await api.request<V1Pod>('GET', `/api/v1/namespaces/ns1/pods/${name}`);
+    return api.request<V1Pod>('PUT', `/api/v1/namespaces/ns1/pods/${name}`, {
+      body: { ...current, metadata: { ...current.metadata, labels } },
+    });
+  };
+  const newInformer = (options: Partial<InformerOptions> = {}) => {
+    const informer = new Informer<V1Pod>({
+      name: 'pods',
+      kubeConfig,
+      path: '/api/v1/pods',
+      backoff: { initialMs: 20, maxMs: 200 },
+      logger: silentLogger(),
+      ...options,
+    });
+    informers.push(informer);
+    return informer;
+  };
+
+  before(async () => {
+    sim = await startKubeSim({ port: 0 });
+    kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(sim.kubeconfig());
+    api = new KubeClient(kubeConfig);
+    await api.request('POST', '/api/v1/namespaces', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns1' } },
+    });
+  });
+
+  after(async () => {
+    await Promise.all(informers.map((i) => i.stop()));
+    await sim?.close();
+  });
+
+  it('is not synced until the first list was delivered; waitForSync then resolves', async () => {
+    for (let i = 0; i < 5; i++) await createPod(pod(`sync-${i}`, 'node-a'));
+    const informer = newInformer({ labelSelector: undefined });
+    const syncedDuringAdds: boolean[] = [];
+    const events: InformerEvent['type'][] = [];
+    informer.on('add', () => syncedDuringAdds.push(informer.hasSynced()));
+    informer.on('event', (e) => events.push(e.type));
+    assert.equal(informer.hasSynced(), false);
+    const aborted = new AbortController();
+    aborted.abort(new Error('gave up'));
+    await assert.rejects(informer.waitForSync(aborted.signal), /gave up/);
+
+    informer.start();
+    await waitForAllSynced([informer], AbortSignal.timeout(20_000));
+    assert.equal(informer.hasSynced(), true);
+    assert.ok(syncedDuringAdds.length >= 5);
+    assert.ok(
+      syncedDuringAdds.every((synced) => synced === false),
+      'handlers ran before hasSynced turned true',
+    );
+    assert.ok(events.indexOf('synced') >= 0);
+    assert.ok(informer.get('ns1/sync-3'));
+    assert.equal(informer.get('ns1/sync-3')?.kind, 'Pod', 'listed items carry their kind');
+    assert.notEqual(informer.resourceVersion(), '');
+    await waitFor('the watch to connect', () => events.includes('connect'));
+  });
+
+  it('delivers add, update and delete from the watch', async () => {
+    const informer = newInformer({ name: 'pods-crud', labelSelector: 'app=crud' });
+    const seen: string[] = [];
+    informer
+      .on('add', (p) => seen.push(`add ${objectKey(p)}`))
+      .on('update', (p, old) =>
+        seen.push(`update ${objectKey(p)} ${old.metadata?.labels?.v}->${p.metadata?.labels?.v}`),
+      )
+      .on('delete', (p) => seen.push(`delete ${objectKey(p)} v=${p.metadata?.labels?.v}`));
+    informer.start();
+    await informer.waitForSync(AbortSignal.timeout(20_000));
+    await createPod(pod('crud-1', 'node-a', { app: 'crud', v: '1' }));
+    await waitFor('the add', () => seen.includes('add ns1/crud-1'));
+    await relabelPod('crud-1', { app: 'crud', v: '2' });
+    await waitFor('the update', () => seen.includes('update ns1/crud-1 1->2'));
+    await deletePod('crud-1');
+    await waitFor('the delete', () => seen.includes('delete ns1/crud-1 v=2'));
+    assert.deepEqual(seen, ['add ns1/crud-1', 'update ns1/crud-1 1->2', 'delete ns1/crud-1 v=2']);
+    assert.equal(informer.get('ns1/crud-1'), undefined);
+  });
+
+  it('sees an object leaving its label selector as a delete', async () => {
+    const informer = newInformer({ name: 'pods-selected', labelSelector: 'tier=web' });
+    const deleted: string[] = [];
+    informer.on('delete', (p) => deleted.push(objectKey(p)));
+    await createPod(pod('web-1', 'node-a', { tier: 'web' }));
+    informer.start();
+    await informer.waitForSync(AbortSignal.timeout(20_000));
+    assert.deepEqual(informer.list().map(objectKey), ['ns1/web-1']);
+    await relabelPod('web-1', { tier: 'db' });
+    await waitFor('the delete', () => deleted.includes('ns1/web-1'));
+    assert.equal(informer.list().length, 0);
+  });
+
+  it('follows continue tokens when the list is paged with a small pageSize', async () => {
+    for (let i = 0; i < 23; i++) await createPod(pod(`page-${i}`, 'node-a', { app: 'paged' }));
+    // The server really pages: a first page of 4 comes with a continue token.
+    const first = await api.request<{ items: unknown[]; metadata: { continue?: string } }>(
+      'GET',
+      '/api/v1/pods',
+      {
+        query: { labelSelector: 'app=paged', limit: 4 },
+      },
+    );
+    assert.equal(first.items.length, 4);
+    assert.ok(first.metadata.continue);
+
+    const informer = newInformer({ name: 'pods-paged', labelSelector: 'app=paged', pageSize: 4 });
+    let synced: number | undefined;
+    informer.on('event', (e) => {
+      if (e.type === 'synced') synced = e.objects;
+    });
+    informer.start();
+    await informer.waitForSync(AbortSignal.timeout(20_000));
+    assert.equal(synced, 23);
+    assert.deepEqual(
+      informer
+        .list()
+        .map((p) => p.metadata?.name)
+        .sort(),
+      Array.from({ length: 23 }, (_, i) => `page-${i}`).sort(),
+    );
+  });
+
+  it('with a field selector sees only the pods of its node', async () => {
+    const informer = newInformer({ name: 'pods-node-b', fieldSelector: 'spec.nodeName=node-b' });
+    await createPod(pod('on-b-1', 'node-b'));
+    await createPod(pod('on-c-1', 'node-c'));
+    informer.start();
+    await informer.waitForSync(AbortSignal.timeout(20_000));
+    assert.deepEqual(informer.list().map(objectKey), ['ns1/on-b-1']);
+    await createPod(pod('on-c-2', 'node-c'));
+    await createPod(pod('on-b-2', 'node-b'));
+    await waitFor('the node-b pod', () => informer.get('ns1/on-b-2') !== undefined);
+    assert.equal(informer.get('ns1/on-c-2'), undefined);
+    assert.deepEqual(informer.list().map(objectKey).sort(), ['ns1/on-b-1', 'ns1/on-b-2']);
+  });
+
+  it('keys cluster-scoped objects by name and reports its state as metrics', async () => {
+    const registry = new Registry();
+    await api.request('POST', '/api/v1/nodes', {
+      body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-x' } },
+    });
+    const nodes = new Informer({
+      name: 'nodes',
+      kubeConfig,
+      path: '/api/v1/nodes',
+      registry,
+      logger: silentLogger(),
+    });
+    try {
+      nodes.start();
+      await nodes.waitForSync(AbortSignal.timeout(20_000));
+      assert.equal(nodes.get('node-x')?.metadata?.name, 'node-x');
+      const text = await registry.metrics();
+      assert.match(text, /odlcoe_informer_synced\{informer="nodes"\} 1/);
+      assert.match(text, /odlcoe_informer_objects\{informer="nodes"\} [1-9]/);
+    } finally {
+      await nodes.stop();
+    }
+  });
+
+  it('stops cleanly: no handler runs after stop() resolved', async () => {
+    const informer = newInformer({ name: 'pods-stop', labelSelector: 'app=stop' });
+    informer.start();
+    await informer.waitForSync(AbortSignal.timeout(20_000));
+    await informer.stop();
+    let calls = 0;
+    informer.on('add', () => (calls += 1));
+    await createPod(pod('stop-1', 'node-a', { app: 'stop' }));
+    // A fresh informer sees the pod, so the stopped one had every chance to.
+    const witness = newInformer({ name: 'pods-stop-witness', labelSelector: 'app=stop' });
+    witness.start();
+    await witness.waitForSync(AbortSignal.timeout(20_000));
+    assert.ok(witness.get('ns1/stop-1'));
+    assert.equal(calls, 0);
+  });
+
+  it('rejects options that cannot work', () => {
+    assert.throws(() => newInformer({ path: 'api/v1/pods' }), /path must start with/);
+    assert.throws(() => newInformer({ pageSize: 0 }), /pageSize/);
+    assert.throws(() => newInformer({ watchTimeoutSeconds: [10, 5] }), /watchTimeoutSeconds/);
+  });
+});
