@@ -1,0 +1,156 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { agentOutcome, cniEnv, parseShimConfig, runShim, ShimError, unreachableOutcome } from './odlcoe.js';
+
+const env = (command: string, extra: Record<string, string> = {}) => ({
+  CNI_COMMAND: command,
+  CNI_CONTAINERID: 'c0ffee',
+  CNI_NETNS: '/run/netns/p',
+  CNI_IFNAME: 'eth0',
+  CNI_ARGS: 'K8S_POD_NAMESPACE=a;K8S_POD_NAME=b',
+  ...extra,
+});
+
+describe('shim pure parts', () => {
+  it('reads socket, log file and spool dir from the network config', () => {
+    assert.deepEqual(parseShimConfig('{"cniVersion":"1.0.0"}'), {
+      cniVersion: '1.0.0',
+      socket: '/run/odlcoe/cni.sock',
+    });
+    assert.deepEqual(
+      parseShimConfig('{"cniVersion":"0.4.0","socket":"/s","logFile":"/l","pendingDelDir":"/p"}'),
+      {
+        cniVersion: '0.4.0',
+        socket: '/s',
+        logFile: '/l',
+        pendingDelDir: '/p',
+      },
+    );
+    assert.throws(
+      () => parseShimConfig('{'),
+      (e: unknown) => e instanceof ShimError && e.code === 6,
+    );
+    assert.throws(
+      () => parseShimConfig('{"socket":"rel"}'),
+      (e: unknown) => e instanceof ShimError && e.code === 7,
+    );
+  });
+
+  it('forwards only CNI_* variables', () => {
+    assert.deepEqual(Object.keys(cniEnv({ ...env('ADD'), HOME: '/root', CNI_PATH: '/opt/cni/bin' })).sort(), [
+      'CNI_ARGS',
+      'CNI_COMMAND',
+      'CNI_CONTAINERID',
+      'CNI_IFNAME',
+      'CNI_NETNS',
+      'CNI_PATH',
+    ]);
+  });
+
+  it('turns agent answers into stdout and exit code', () => {
+    assert.deepEqual(agentOutcome(200, '{"result":{"cniVersion":"1.0.0"}}', '1.0.0'), {
+      exitCode: 0,
+      stdout: { cniVersion: '1.0.0' },
+    });
+    assert.deepEqual(agentOutcome(200, '{}', '1.0.0'), { exitCode: 0 });
+    const err = agentOutcome(200, '{"error":{"cniVersion":"1.0.0","code":7,"msg":"bad"}}', '1.0.0');
+    assert.equal(err.exitCode, 1);
+    assert.deepEqual(err.stdout, { cniVersion: '1.0.0', code: 7, msg: 'bad' });
+    assert.equal((agentOutcome(400, '{"message":"x"}', '1.0.0').stdout as { code: number }).code, 100);
+    assert.equal((agentOutcome(200, 'garbage', '1.0.0').stdout as { code: number }).code, 100);
+  });
+
+  it('decides per command when the agent is unreachable', () => {
+    const failure = { reason: 'ECONNREFUSED' };
+    let spooled = 0;
+    const spool = () => {
+      spooled += 1;
+      return true;
+    };
+    assert.equal((unreachableOutcome('ADD', '1.0.0', failure, spool).stdout as { code: number }).code, 11);
+    assert.equal((unreachableOutcome('CHECK', '1.0.0', failure, spool).stdout as { code: number }).code, 11);
+    assert.equal((unreachableOutcome('GC', '1.1.0', failure, spool).stdout as { code: number }).code, 11);
+    assert.equal((unreachableOutcome('STATUS', '1.1.0', failure, spool).stdout as { code: number }).code, 50);
+    assert.equal(spooled, 0);
+    const del = unreachableOutcome('DEL', '1.0.0', failure, spool);
+    assert.equal(del.exitCode, 0);
+    assert.equal(del.stdout, undefined);
+    assert.equal(spooled, 1);
+    // Even when the DEL cannot be queued it succeeds: pod deletion must not wedge.
+    assert.equal(unreachableOutcome('DEL', '1.0.0', failure, () => false).exitCode, 0);
+  });
+});
+
+describe('runShim', () => {
+  let dir = '';
+  let server: Server;
+  let socket = '';
+  const received: { env: Record<string, string>; config: string }[] = [];
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'odlcoe-shim-'));
+    socket = join(dir, 'agent.sock');
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        received.push(JSON.parse(body) as (typeof received)[number]);
+        res.end(JSON.stringify({ result: { cniVersion: '1.0.0', interfaces: [] } }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+  });
+  after(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('forwards the request and prints the answer', async () => {
+    const stdin = JSON.stringify({ cniVersion: '1.0.0', name: 'odlcoe', type: 'odlcoe', socket });
+    const out = await runShim({ ...env('ADD'), SECRET: 'x' }, stdin);
+    assert.deepEqual(out, { exitCode: 0, stdout: { cniVersion: '1.0.0', interfaces: [] } });
+    assert.equal(received[0]?.config, stdin);
+    assert.equal(received[0]?.env.SECRET, undefined);
+  });
+
+  it('answers VERSION and environment errors locally', async () => {
+    assert.deepEqual((await runShim({ CNI_COMMAND: 'VERSION' }, '')).stdout, {
+      cniVersion: '1.1.0',
+      supportedVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'],
+    });
+    const missing = await runShim({}, '{"cniVersion":"0.4.0"}');
+    assert.equal(missing.exitCode, 1);
+    assert.deepEqual(missing.stdout, {
+      cniVersion: '0.4.0',
+      code: 4,
+      msg: 'required environment variable CNI_COMMAND is missing',
+    });
+  });
+
+  it('queues a DEL the agent cannot take and succeeds', async () => {
+    const spool = join(dir, 'pending');
+    const stdin = JSON.stringify({
+      cniVersion: '1.0.0',
+      name: 'odlcoe',
+      type: 'odlcoe',
+      socket: join(dir, 'absent.sock'),
+      pendingDelDir: spool,
+    });
+    const del = await runShim(env('DEL'), stdin);
+    assert.equal(del.exitCode, 0);
+    assert.deepEqual(await readdir(spool), ['c0ffee.eth0.json']);
+    const queued = JSON.parse(await readFile(join(spool, 'c0ffee.eth0.json'), 'utf8')) as {
+      env: Record<string, string>;
+      config: string;
+    };
+    assert.equal(queued.env.CNI_COMMAND, 'DEL');
+    assert.equal(queued.config, stdin);
+    const add = await runShim(env('ADD'), stdin);
+    assert.equal(add.exitCode, 1);
+    assert.equal((add.stdout as { code: number }).code, 11);
+  });
+});

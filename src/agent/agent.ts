@@ -1,0 +1,432 @@
+import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { KubeConfig, V1Node, V1Pod } from '@kubernetes/client-node';
+import { Backoff, sleep } from '../common/backoff.js';
+import type { Logger } from '../common/log.js';
+import { errorMessage } from '../common/log.js';
+import type { Registry } from '../common/metrics.js';
+import { startOpsServer, type OpsServer } from '../common/ops-server.js';
+import { Informer } from '../k8s/informer.js';
+import { KubeClient } from '../k8s/kube-client.js';
+import type { RestconfAuth } from '../restconf/auth.js';
+import { RestconfClient } from '../restconf/client.js';
+import { CNI_ERROR, CniError } from './cni-error.js';
+import { startCniServer, type CniServer } from './cni-server.js';
+import { CniService } from './cni-service.js';
+import type { AgentConfig } from './config.js';
+import { readConflistSubnet, renderConflist, writeFileAtomic } from './conflist.js';
+import { HostLocalIpam } from './ipam.js';
+import { KeyedLock } from './keyed-lock.js';
+import { AgentMetrics } from './metrics.js';
+import { setupNodeOvs } from './node-setup.js';
+import { fetchNodeSubnet } from './node-subnet.js';
+import { Ovs } from './ovs.js';
+import { replayPendingDels } from './pending-del.js';
+import { PodNetwork, type IpamState } from './pod-network.js';
+import { defaultRoute, parsePodSubnet, type PodSubnet } from './pod-subnet.js';
+import { reconcileNode } from './reconcile.js';
+
+export interface AgentDeps {
+  kubeConfig: KubeConfig;
+  odlAuth?: RestconfAuth;
+  registry: Registry;
+  logger: Logger;
+}
+
+/** Where the compiled shim sits next to this module in dist/ (for `cni.binDir`). */
+const SHIM_SOURCE = fileURLToPath(new URL('../../cni/odlcoe.js', import.meta.url));
+/** How often DELs the shim queued while the agent was away are retried. */
+const PENDING_DEL_INTERVAL_MS = 30_000;
+const RETRY = { initialMs: 500, maxMs: 30_000 } as const;
+
+/** The node's InternalIP (falls back to ExternalIP: single-address clusters report only that). */
+export function nodeInternalIp(node: V1Node): string | undefined {
+  const addresses = node.status?.addresses ?? [];
+  return (
+    addresses.find((a) => a.type === 'InternalIP')?.address ??
+    addresses.find((a) => a.type === 'ExternalIP')?.address
+  );
+}
+
+/**
+ * odlcoe-agent: one per node. Serves CNI from the start (DEL must work whatever else is
+ * down), and in the background: finds its node's IP, prepares OVS, learns the pod subnet from
+ * ODL and writes the CNI config, and, once the pod informer has synced, removes what belongs
+ * to pods that disappeared while it was away. ADD is answered only when all of that is done.
+ */
+export class Agent {
+  private readonly logger: Logger;
+  private readonly metrics: AgentMetrics;
+  private readonly ovs: Ovs;
+  private readonly lock = new KeyedLock();
+  private readonly restconf: RestconfClient;
+  private readonly kube: KubeClient;
+  private readonly informer: Informer<V1Pod>;
+  private readonly podNetwork: PodNetwork;
+  private readonly service: CniService;
+  private readonly abort = new AbortController();
+  private readonly tasks: Promise<void>[] = [];
+  private cniServer: CniServer | undefined;
+  private opsServer: OpsServer | undefined;
+  private readonly registry: Registry;
+  private ipam: IpamState | undefined;
+  private state = { ovsReady: false, subnetConfirmed: false, configWritten: false, reconciled: false };
+
+  constructor(
+    readonly config: AgentConfig,
+    deps: AgentDeps,
+  ) {
+    this.logger = deps.logger;
+    this.registry = deps.registry;
+    this.metrics = new AgentMetrics(deps.registry);
+    this.ovs = new Ovs({
+      ...(config.ovs.dbSocket ? { dbSocket: config.ovs.dbSocket } : {}),
+      timeoutSeconds: config.ovs.timeoutSeconds,
+      logger: this.logger,
+    });
+    this.restconf = new RestconfClient({
+      baseUrl: config.odl.url,
+      dialect: config.odl.dialect,
+      ...(deps.odlAuth ? { auth: deps.odlAuth } : {}),
+      tls:
+        config.odl.caFile || config.odl.insecureSkipVerify
+          ? {
+              ...(config.odl.caFile ? { caFile: config.odl.caFile } : {}),
+              ...(config.odl.insecureSkipVerify ? { insecureSkipVerify: true } : {}),
+            }
+          : undefined,
+      // The subnet loop has its own backoff; a few quick retries ride out a blip.
+      retry: { maxAttempts: 3 },
+      logger: this.logger,
+    });
+    this.kube = new KubeClient(deps.kubeConfig);
+    this.informer = new Informer<V1Pod>({
+      name: 'pods',
+      kubeConfig: deps.kubeConfig,
+      path: '/api/v1/pods',
+      fieldSelector: `spec.nodeName=${config.nodeName}`,
+      registry: deps.registry,
+      logger: this.logger,
+    });
+    this.podNetwork = new PodNetwork({
+      ovs: this.ovs,
+      bridge: config.ovs.bridge,
+      mtu: config.cni.mtu,
+      ipamState: () => this.ipam,
+      pods: {
+        hasSynced: () => this.informer.hasSynced(),
+        uidOf: (ns, name) => this.informer.get(`${ns}/${name}`)?.metadata?.uid,
+      },
+      metrics: this.metrics,
+      logger: this.logger,
+    });
+    this.service = new CniService({
+      podNetwork: this.podNetwork,
+      lock: this.lock,
+      metrics: this.metrics,
+      logger: this.logger,
+      requestTimeoutMs: config.cni.requestTimeoutSeconds * 1000,
+      addReadiness: () => this.notReadyReason(),
+      status: () => this.status(),
+    });
+  }
+
+  get confPath(): string {
+    return join(this.config.cni.confDir, this.config.cni.confFile);
+  }
+
+  /** Why ADD cannot be served now, or undefined. */
+  notReadyReason(): string | undefined {
+    if (!this.state.ovsReady) return 'Open vSwitch is not set up yet';
+    if (!this.state.subnetConfirmed)
+      return `the pod subnet of node ${this.config.nodeName} is not known in ODL yet`;
+    if (!this.state.configWritten) return 'the CNI config is not written yet';
+    if (!this.state.reconciled)
+      return 'the start-up reconcile has not finished (waiting for the pod informer)';
+    return undefined;
+  }
+
+  /** CNI STATUS: 51 when OVS is unreachable (existing pods are affected too), 50 otherwise. */
+  private async status(): Promise<void> {
+    try {
+      await this.ovs.ping();
+    } catch (err) {
+      throw new CniError(
+        CNI_ERROR.pluginNotAvailableExistingDegraded,
+        `Open vSwitch is unreachable: ${errorMessage(err)}`,
+      );
+    }
+    const reason = this.notReadyReason();
+    if (reason) throw new CniError(CNI_ERROR.pluginNotAvailable, reason);
+    const free = await this.ipam?.ipam.available();
+    if (free === 0)
+      throw new CniError(
+        CNI_ERROR.pluginNotAvailable,
+        `pod subnet ${this.ipam?.subnet.cidr} has no free address`,
+      );
+  }
+
+  /** Starts serving; the node set-up continues in the background (see `/readyz`). */
+  async start(): Promise<void> {
+    const last = await readConflistSubnet(this.confPath);
+    if (last) {
+      try {
+        this.useSubnet(parsePodSubnet(last));
+        this.logger.info('using the pod subnet of the existing CNI config until ODL confirms it', {
+          subnet: last,
+        });
+      } catch (err) {
+        this.logger.warn('existing CNI config has an unusable subnet; ignoring it', {
+          subnet: last,
+          error: errorMessage(err),
+        });
+      }
+    }
+    this.cniServer = await startCniServer({
+      socketPath: this.config.cni.socket,
+      handle: (env, stdin) => this.service.handle(env, stdin),
+      logger: this.logger,
+    });
+    this.opsServer = await startOpsServer({
+      host: this.config.metrics.host,
+      port: this.config.metrics.port,
+      registry: this.registry,
+      readiness: [
+        { name: 'ovs', check: async () => this.state.ovsReady && (await this.ovs.ping().then(() => true)) },
+        { name: 'subnet', check: () => this.state.subnetConfirmed },
+        { name: 'cni-config', check: () => this.state.configWritten },
+        { name: 'reconciled', check: () => this.state.reconciled },
+      ],
+      logger: this.logger,
+    });
+    if (this.config.cni.binDir) await this.installShim(this.config.cni.binDir);
+    this.informer.start();
+    const signal = this.abort.signal;
+    this.tasks.push(this.background('node', () => this.nodeTask(signal)));
+    this.tasks.push(this.background('reconcile', () => this.reconcileTask(signal)));
+  }
+
+  /** The ops server's port (for tests that pass port 0). */
+  get metricsPort(): number | undefined {
+    return this.opsServer?.port;
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort(new Error('agent stopping'));
+    await Promise.allSettled(this.tasks);
+    await this.informer.stop();
+    await this.cniServer?.close();
+    await this.opsServer?.close();
+    this.restconf.close();
+  }
+
+  private background(name: string, fn: () => Promise<void>): Promise<void> {
+    return fn().catch((err: unknown) => {
+      if (!this.abort.signal.aborted)
+        this.logger.error('background task ended', { task: name, error: errorMessage(err) });
+    });
+  }
+
+  /** Retries `fn` with backoff until it succeeds or the agent stops. */
+  private async retry<T>(what: string, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+    const backoff = new Backoff(RETRY);
+    for (;;) {
+      signal.throwIfAborted();
+      try {
+        return await fn();
+      } catch (err) {
+        if (signal.aborted) throw err;
+        const delay = backoff.next();
+        this.logger.warn(`${what} failed; retrying`, {
+          error: errorMessage(err),
+          retryInMs: delay,
+          attempt: backoff.attempts,
+        });
+        await sleep(delay, signal);
+      }
+    }
+  }
+
+  private async nodeTask(signal: AbortSignal): Promise<void> {
+    const nodeIp = await this.retry('reading this node from the Kubernetes API', signal, async () => {
+      const node = await this.kube.request<V1Node>(
+        'GET',
+        `/api/v1/nodes/${encodeURIComponent(this.config.nodeName)}`,
+        { signal },
+      );
+      const ip = nodeInternalIp(node);
+      if (!ip) throw new Error(`node ${this.config.nodeName} has no InternalIP address yet`);
+      return ip;
+    });
+    this.logger.info('found this node', { node: this.config.nodeName, ip: nodeIp });
+    const ovsSettings = {
+      bridge: this.config.ovs.bridge,
+      managers: this.config.ovs.managers,
+      controllers: this.config.ovs.controllers,
+      tunnelIp: this.config.ovs.tunnelIp ?? nodeIp,
+      ...(this.config.ovs.datapathType ? { datapathType: this.config.ovs.datapathType } : {}),
+      ...(this.config.ovs.failMode ? { failMode: this.config.ovs.failMode } : {}),
+    };
+    await Promise.all([
+      this.retry('setting up Open vSwitch', signal, () =>
+        this.metrics.count(this.metrics.ovsErrors, 'node_setup', () => setupNodeOvs(this.ovs, ovsSettings)),
+      ).then(() => {
+        this.state.ovsReady = true;
+        this.logger.info('Open vSwitch ready', {
+          bridge: ovsSettings.bridge,
+          tunnelIp: ovsSettings.tunnelIp,
+        });
+      }),
+      this.subnetTask(nodeIp, signal),
+    ]);
+    // Keep repairing: an OVS restarted with a fresh database, a conflist deleted by hand.
+    const refreshMs = this.config.odl.subnetRefreshSeconds * 1000;
+    for (;;) {
+      await sleep(refreshMs, signal);
+      await setupNodeOvs(this.ovs, ovsSettings).catch((err: unknown) => {
+        this.metrics.ovsErrors.inc({ operation: 'node_setup' });
+        this.logger.error('re-applying the Open vSwitch set-up failed', { error: errorMessage(err) });
+      });
+      await this.refreshSubnet(nodeIp).catch((err: unknown) =>
+        this.logger.warn('re-reading the pod subnet failed', { error: errorMessage(err) }),
+      );
+    }
+  }
+
+  /** Waits (with backoff, reporting not ready) until ODL has a subnet for this node. */
+  private async subnetTask(nodeIp: string, signal: AbortSignal): Promise<void> {
+    const subnet = await this.retry('reading the node pod subnet from ODL', signal, async () => {
+      const entry = await fetchNodeSubnet(this.restconf, nodeIp);
+      if (!entry)
+        throw new Error(`ODL has no k8s-nodes entry with internal-ip-address ${nodeIp} and a pod-cidr yet`);
+      return parsePodSubnet(entry.podCidr);
+    });
+    this.adoptSubnet(subnet);
+    await this.writeConfig();
+  }
+
+  private async refreshSubnet(nodeIp: string): Promise<void> {
+    const entry = await fetchNodeSubnet(this.restconf, nodeIp);
+    if (entry) this.adoptSubnet(parsePodSubnet(entry.podCidr));
+    await this.writeConfig();
+  }
+
+  /**
+   * A node's subnet never changes under running pods: a different one from ODL while leases
+   * exist is reported and ignored; with no lease it is taken.
+   */
+  private adoptSubnet(subnet: PodSubnet): void {
+    const current = this.ipam?.subnet;
+    if (current && current.cidr !== subnet.cidr) {
+      this.logger.error('ODL now has a different pod subnet for this node; keeping the one pods use', {
+        current: current.cidr,
+        odl: subnet.cidr,
+      });
+      if (this.state.subnetConfirmed) return;
+      // Not yet confirmed: the old value came from the conflist on disk; ODL is the authority.
+      this.logger.warn('replacing the subnet of the old CNI config with the one ODL holds', {
+        old: current.cidr,
+        subnet: subnet.cidr,
+      });
+    }
+    if (!current || current.cidr !== subnet.cidr) this.useSubnet(subnet);
+    if (!this.state.subnetConfirmed)
+      this.logger.info('pod subnet known', { subnet: subnet.cidr, gateway: subnet.gateway });
+    this.state.subnetConfirmed = true;
+  }
+
+  private useSubnet(subnet: PodSubnet): void {
+    this.ipam = {
+      subnet,
+      ipam: new HostLocalIpam({
+        pluginPath: this.config.ipam.pluginPath,
+        dataDir: this.config.ipam.dataDir,
+        networkName: this.config.cni.networkName,
+        range: { subnet: subnet.cidr, gateway: subnet.gateway },
+        routes: [{ dst: defaultRoute(subnet) }],
+      }),
+    };
+  }
+
+  private async writeConfig(): Promise<void> {
+    if (!this.ipam) return;
+    const content = renderConflist({
+      cniVersion: this.config.cni.cniVersion,
+      networkName: this.config.cni.networkName,
+      socketPath: this.config.cni.socket,
+      mtu: this.config.cni.mtu,
+      subnet: this.ipam.subnet,
+      ipamDataDir: this.config.ipam.dataDir,
+      pendingDelDir: this.config.cni.pendingDelDir,
+      ...(this.config.cni.logFile ? { logFile: this.config.cni.logFile } : {}),
+    });
+    if (await writeFileAtomic(this.confPath, content))
+      this.logger.info('wrote CNI config', { path: this.confPath });
+    this.state.configWritten = true;
+  }
+
+  /**
+   * Installs the shim as `<binDir>/odlcoe`: a two-line launcher running the compiled shim
+   * (copied beside it as `odlcoe-shim.mjs`: a file without extension would load as CommonJS)
+   * with this agent's Node binary.
+   */
+  private async installShim(binDir: string): Promise<void> {
+    const source = await readFile(SHIM_SOURCE, 'utf8').catch((err: unknown) => {
+      throw new Error(
+        `cannot install the CNI shim: ${SHIM_SOURCE} is missing (build first): ${errorMessage(err)}`,
+      );
+    });
+    await mkdir(binDir, { recursive: true });
+    const shim = join(binDir, 'odlcoe-shim.mjs');
+    await writeFileAtomic(shim, source, 0o755);
+    const launcher = `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(shim)} "$@"\n`;
+    const target = join(binDir, 'odlcoe');
+    await writeFileAtomic(target, launcher, 0o755);
+    await chmod(target, 0o755);
+    this.logger.info('installed the CNI shim', { path: target, size: (await stat(shim)).size });
+  }
+
+  private async reconcileTask(signal: AbortSignal): Promise<void> {
+    await this.informer.waitForSync(signal);
+    while (!this.state.ovsReady) await sleep(200, signal);
+    const result = await this.retry('start-up reconcile', signal, async () => {
+      const r = await reconcileNode({
+        ovs: this.ovs,
+        bridge: this.config.ovs.bridge,
+        podNetwork: this.podNetwork,
+        ipamState: () => this.ipam,
+        pods: this.informer.list(),
+        metrics: this.metrics,
+        logger: this.logger,
+      });
+      if (r.failures > 0) throw new Error(`${r.failures} stale attachment(s) could not be removed`);
+      return r;
+    });
+    this.logger.info('start-up reconcile done', {
+      removedPorts: result.ports,
+      releasedLeases: result.leases,
+    });
+    // DELs the shim queued while the agent was away run before ADDs are served, so that the
+    // addresses they free are available again.
+    const replay = () =>
+      replayPendingDels(
+        this.config.cni.pendingDelDir,
+        (env, stdin) => this.service.handle(env, stdin),
+        this.logger,
+      ).catch((err: unknown) =>
+        this.logger.warn('replaying pending DELs failed', { error: errorMessage(err) }),
+      );
+    await replay();
+    this.state.reconciled = true;
+    for (;;) {
+      await sleep(PENDING_DEL_INTERVAL_MS, signal);
+      await replay();
+    }
+  }
+}
+
+/** POSIX single quotes: the paths come from config and the Node binary location. */
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,187 @@
+import { parseCniArgs, type CniArgs } from './cni-args.js';
+import { CNI_ERROR, CniError } from './cni-error.js';
+import { parsePrevResult, type CniResult } from './cni-result.js';
+import { isCniCommand, requireVersionFor, type CniCommand, type CniVersion } from './cni-version.js';
+import { validateContainerId, validateIfName, validateNetnsPath } from './names.js';
+
+/** The `CNI_*` variables the shim forwards (everything else in its environment stays behind). */
+export const CNI_ENV_KEYS = [
+  'CNI_COMMAND',
+  'CNI_CONTAINERID',
+  'CNI_NETNS',
+  'CNI_IFNAME',
+  'CNI_ARGS',
+  'CNI_PATH',
+] as const;
+export type CniEnv = Partial<Record<(typeof CNI_ENV_KEYS)[number], string>>;
+
+/** One entry of GC's `cni.dev/valid-attachments`. */
+export interface CniAttachment {
+  containerId: string;
+  ifName: string;
+}
+
+/** The parts of the network configuration (one plugin of the conflist) odlcoe reads. */
+export interface NetworkConfig {
+  cniVersion: CniVersion;
+  name: string;
+  type: string;
+  mtu?: number;
+  /** The subnet of the first host-local range, when the config carries one. */
+  ipamSubnet?: string;
+  prevResult?: CniResult;
+  validAttachments?: CniAttachment[];
+}
+
+export interface CniRequest {
+  command: Exclude<CniCommand, 'VERSION'>;
+  containerId: string;
+  /** Empty on a DEL after the sandbox is gone, and for STATUS/GC. */
+  netns: string;
+  ifName: string;
+  args: CniArgs;
+  config: NetworkConfig;
+}
+
+/** The version an error answer is written in: the request's when it names one. */
+export function errorVersion(stdin: string): string | undefined {
+  try {
+    const v = (JSON.parse(stdin) as { cniVersion?: unknown }).cniVersion;
+    return typeof v === 'string' && v !== '' ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function env(e: CniEnv, key: (typeof CNI_ENV_KEYS)[number], command: string): string {
+  const value = e[key];
+  if (value === undefined || value === '') {
+    throw new CniError(
+      CNI_ERROR.invalidEnvironment,
+      `required environment variable ${key} is missing`,
+      `${command} needs ${key}`,
+    );
+  }
+  return value;
+}
+
+function checkName<T>(validate: (value: string) => T, value: string, what: string): void {
+  try {
+    validate(value);
+  } catch (err) {
+    throw new CniError(
+      CNI_ERROR.invalidEnvironment,
+      `invalid ${what}: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+}
+
+export function parseCommand(e: CniEnv): CniCommand {
+  const command = e.CNI_COMMAND;
+  if (command === undefined || command === '') {
+    throw new CniError(CNI_ERROR.invalidEnvironment, 'required environment variable CNI_COMMAND is missing');
+  }
+  if (!isCniCommand(command)) {
+    throw new CniError(
+      CNI_ERROR.invalidEnvironment,
+      `unknown CNI_COMMAND ${command}`,
+      'expected ADD, DEL, CHECK, STATUS, GC or VERSION',
+    );
+  }
+  return command;
+}
+
+function parseConfigObject(stdin: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(stdin);
+  } catch (err) {
+    throw new CniError(
+      CNI_ERROR.decode,
+      'network config on stdin is not valid JSON',
+      err instanceof Error ? err.message : String(err),
+    );
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new CniError(CNI_ERROR.decode, 'network config on stdin must be a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+function invalidConfig(msg: string): never {
+  throw new CniError(CNI_ERROR.invalidNetworkConfig, `invalid network config: ${msg}`);
+}
+
+function parseAttachments(value: unknown): CniAttachment[] {
+  if (!Array.isArray(value)) invalidConfig('cni.dev/valid-attachments must be a list');
+  return value.map((v: unknown, i) => {
+    const o = (typeof v === 'object' && v !== null ? v : {}) as Record<string, unknown>;
+    if (
+      typeof o.containerID !== 'string' ||
+      typeof o.ifname !== 'string' ||
+      o.containerID === '' ||
+      o.ifname === ''
+    ) {
+      invalidConfig(`cni.dev/valid-attachments[${i}] needs containerID and ifname`);
+    }
+    return { containerId: o.containerID, ifName: o.ifname };
+  });
+}
+
+function parseIpamSubnet(ipam: unknown): string | undefined {
+  if (ipam === undefined) return undefined;
+  if (typeof ipam !== 'object' || ipam === null) invalidConfig('ipam must be an object');
+  const ranges = (ipam as { ranges?: unknown }).ranges;
+  if (ranges === undefined) {
+    const subnet = (ipam as { subnet?: unknown }).subnet;
+    return typeof subnet === 'string' ? subnet : undefined;
+  }
+  const first =
+    Array.isArray(ranges) && Array.isArray(ranges[0])
+      ? (ranges[0][0] as { subnet?: unknown } | undefined)
+      : undefined;
+  if (!first || typeof first.subnet !== 'string') invalidConfig('ipam.ranges[0][0].subnet is missing');
+  return first.subnet;
+}
+
+export function parseNetworkConfig(command: CniCommand, stdin: string): NetworkConfig {
+  const raw = parseConfigObject(stdin);
+  const cniVersion = requireVersionFor(command, raw.cniVersion);
+  if (typeof raw.name !== 'string' || raw.name === '') invalidConfig('name is missing');
+  if (typeof raw.type !== 'string' || raw.type === '') invalidConfig('type is missing');
+  const config: NetworkConfig = { cniVersion, name: raw.name, type: raw.type };
+  if (raw.mtu !== undefined) {
+    if (typeof raw.mtu !== 'number' || !Number.isInteger(raw.mtu) || raw.mtu < 576 || raw.mtu > 65535) {
+      invalidConfig('mtu must be an integer between 576 and 65535');
+    }
+    config.mtu = raw.mtu;
+  }
+  const ipamSubnet = parseIpamSubnet(raw.ipam);
+  if (ipamSubnet !== undefined) config.ipamSubnet = ipamSubnet;
+  if (raw.prevResult !== undefined && raw.prevResult !== null)
+    config.prevResult = parsePrevResult(raw.prevResult);
+  if (command === 'GC') config.validAttachments = parseAttachments(raw['cni.dev/valid-attachments'] ?? []);
+  return config;
+}
+
+/**
+ * Validates the environment and the network config of a runtime request, in the order the
+ * reference `skel` library does (command, config version, then per-command variables), so
+ * the codes match what runtimes see from other plugins.
+ */
+export function parseCniRequest(e: CniEnv, stdin: string): CniRequest {
+  const command = parseCommand(e);
+  if (command === 'VERSION') throw new Error('VERSION is answered without a request');
+  const config = parseNetworkConfig(command, stdin);
+  const args = parseCniArgs(e.CNI_ARGS);
+  if (command === 'STATUS' || command === 'GC') {
+    return { command, containerId: '', netns: '', ifName: '', args, config };
+  }
+  const containerId = env(e, 'CNI_CONTAINERID', command);
+  checkName(validateContainerId, containerId, 'CNI_CONTAINERID');
+  const ifName = env(e, 'CNI_IFNAME', command);
+  checkName(validateIfName, ifName, 'CNI_IFNAME');
+  const netns = command === 'DEL' ? (e.CNI_NETNS ?? '') : env(e, 'CNI_NETNS', command);
+  if (netns !== '') checkName(validateNetnsPath, netns, 'CNI_NETNS');
+  return { command, containerId, netns, ifName, args, config };
+}

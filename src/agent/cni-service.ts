@@ -1,0 +1,154 @@
+import type { Logger } from '../common/log.js';
+import { errorMessage } from '../common/log.js';
+import { CNI_ERROR, CniError, toCniError } from './cni-error.js';
+import {
+  CNI_ENV_KEYS,
+  errorVersion,
+  parseCniRequest,
+  parseCommand,
+  type CniEnv,
+  type CniRequest,
+} from './cni-request.js';
+import { formatResult } from './cni-result.js';
+import type { CniAnswer } from './cni-server.js';
+import { isSupportedVersion, LATEST_CNI_VERSION, versionInfo } from './cni-version.js';
+import type { KeyedLock } from './keyed-lock.js';
+import type { AgentMetrics } from './metrics.js';
+import type { PodNetwork } from './pod-network.js';
+
+/** Why ADD cannot be served yet; undefined when it can. */
+export type AddReadiness = () => string | undefined;
+
+export interface CniServiceOptions {
+  podNetwork: PodNetwork;
+  lock: KeyedLock;
+  metrics: AgentMetrics;
+  logger: Logger;
+  /** Each request's deadline, below kubelet's 2-minute CRI timeout and the shim's 110 s. */
+  requestTimeoutMs: number;
+  addReadiness: AddReadiness;
+  /** STATUS: resolves when an ADD would succeed now, throws a CniError (50/51) otherwise. */
+  status: () => Promise<void>;
+}
+
+/**
+ * Validates a CNI request, serialises requests per sandbox, bounds each with a deadline,
+ * dispatches it and answers in the version the runtime asked for. Every request is counted
+ * in the latency histogram under its command and result (`ok` or the error code).
+ */
+export class CniService {
+  constructor(private readonly options: CniServiceOptions) {}
+
+  async handle(env: CniEnv, stdin: string): Promise<CniAnswer> {
+    const started = process.hrtime.bigint();
+    const requested = errorVersion(stdin);
+    const answerVersion = isSupportedVersion(requested) ? requested : (requested ?? LATEST_CNI_VERSION);
+    let command = 'unknown';
+    try {
+      command = parseCommand(env);
+      const answer = await this.dispatch(env, stdin);
+      this.observe(command, 'ok', started);
+      this.options.logger.info('CNI request done', { ...logFields(env), seconds: seconds(started) });
+      return answer;
+    } catch (err) {
+      const error = toCniError(err);
+      this.observe(command, String(error.code), started);
+      const level = error.code === CNI_ERROR.internal ? 'error' : 'warn';
+      this.options.logger.log(level, 'CNI request failed', {
+        ...logFields(env),
+        code: error.code,
+        msg: error.message,
+        details: error.details,
+      });
+      return { error: error.toJSON(answerVersion) };
+    }
+  }
+
+  private async dispatch(env: CniEnv, stdin: string): Promise<CniAnswer> {
+    if (parseCommand(env) === 'VERSION') return { result: versionInfo() };
+    const req = parseCniRequest(env, stdin);
+    const { podNetwork, lock } = this.options;
+    switch (req.command) {
+      case 'ADD': {
+        const notReady = this.options.addReadiness();
+        if (notReady) throw new CniError(CNI_ERROR.tryAgainLater, `odlcoe agent is not ready: ${notReady}`);
+        const result = await this.bounded(req, (signal) => podNetwork.add(req, signal));
+        return { result: formatResult(result, req.config.cniVersion) };
+      }
+      case 'DEL':
+        await this.bounded(req, () => podNetwork.del(req));
+        return {};
+      case 'CHECK':
+        await this.bounded(req, () => podNetwork.check(req));
+        return {};
+      case 'STATUS':
+        await this.options.status();
+        return {};
+      case 'GC':
+        await this.bounded(
+          req,
+          () => podNetwork.gc(req.config.validAttachments ?? [], (id) => lock.isHeld(id)),
+          false,
+        );
+        return {};
+    }
+  }
+
+  /**
+   * Runs `fn` under the sandbox lock with the request deadline. When the deadline passes the
+   * runtime gets "try again later" at once, while `fn` sees its signal aborted and stops at
+   * its next step (an ADD then rolls back); the lock is held until it has, so the runtime's
+   * follow-up DEL never interleaves with it.
+   */
+  private async bounded<T>(
+    req: CniRequest,
+    fn: (signal: AbortSignal) => Promise<T>,
+    locked = true,
+  ): Promise<T> {
+    const controller = new AbortController();
+    const ms = this.options.requestTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new CniError(
+          CNI_ERROR.tryAgainLater,
+          `${req.command} did not finish within ${ms / 1000} s`,
+        );
+        controller.abort(error);
+        reject(error);
+      }, ms);
+    });
+    const work = locked
+      ? this.options.lock.run(req.containerId, () => fn(controller.signal))
+      : fn(controller.signal);
+    work.catch((err: unknown) => {
+      if (controller.signal.aborted) {
+        this.options.logger.warn('request finished after its deadline', {
+          command: req.command,
+          containerId: req.containerId,
+          error: errorMessage(err),
+        });
+      }
+    });
+    try {
+      return await Promise.race([work, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private observe(command: string, result: string, started: bigint): void {
+    this.options.metrics.cniDuration.observe({ command, result }, seconds(started));
+  }
+}
+
+function seconds(started: bigint): number {
+  return Number(process.hrtime.bigint() - started) / 1e9;
+}
+
+/** The request's identity for logs (CNI_ARGS holds the pod; nothing secret is in CNI_*). */
+function logFields(env: CniEnv): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const key of CNI_ENV_KEYS) if (key !== 'CNI_PATH') out[key] = env[key];
+  return out;
+}

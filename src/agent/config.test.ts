@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ConfigError } from '../common/config-file.js';
+import { buildAgentConfig } from './config.js';
+
+describe('buildAgentConfig', () => {
+  let dir = '';
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'odlcoe-agent-config-'));
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  it('fills defaults around the required settings', () => {
+    const c = buildAgentConfig({ flags: { nodeName: 'n1', odlUrl: 'http://odl:8181' } });
+    assert.equal(c.ovs.bridge, 'br-int');
+    assert.equal(c.cni.socket, '/run/odlcoe/cni.sock');
+    assert.equal(c.cni.confDir, '/etc/cni/net.d');
+    assert.equal(c.cni.cniVersion, '1.0.0');
+    assert.equal(c.cni.mtu, 1450);
+    assert.equal(c.odl.dialect, 'bierman02');
+    assert.equal(c.metrics.port, 9102);
+  });
+
+  it('layers file < environment < flags', async () => {
+    const file = join(dir, 'agent.yaml');
+    await writeFile(
+      file,
+      'nodeName: from-file\nodl:\n  url: http://file:8181\n  dialect: rfc8040\ncni:\n  mtu: 1400\novs:\n  bridge: br-file\n',
+    );
+    const c = buildAgentConfig({
+      file,
+      env: { NODE_NAME: 'from-env', ODLCOE_ODL_URL: 'http://env:8181' },
+      flags: { odlUrl: 'http://flag:8181', mtu: '1350', odlManager: ['tcp:10.0.0.1:6640'] },
+    });
+    assert.equal(c.nodeName, 'from-env');
+    assert.equal(c.odl.url, 'http://flag:8181');
+    assert.equal(c.odl.dialect, 'rfc8040');
+    assert.equal(c.cni.mtu, 1350);
+    assert.equal(c.ovs.bridge, 'br-file');
+    assert.deepEqual(c.ovs.managers, ['tcp:10.0.0.1:6640']);
+  });
+
+  it('names every bad key', () => {
+    assert.throws(
+      () => buildAgentConfig({ flags: { mtu: 'big', socket: 'relative.sock', tunnelIp: 'x' } }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        /nodeName/.test(err.message) &&
+        /odl/.test(err.message) &&
+        /cni\.mtu/.test(err.message) &&
+        /cni\.socket: must be an absolute path/.test(err.message) &&
+        /ovs\.tunnelIp: must be an IP address/.test(err.message),
+    );
+  });
+
+  it('rejects unknown keys in the file (typos)', async () => {
+    const file = join(dir, 'typo.json');
+    await writeFile(
+      file,
+      JSON.stringify({ nodeName: 'n', odl: { url: 'http://o:8181' }, cni: { mut: 1400 } }),
+    );
+    assert.throws(() => buildAgentConfig({ file }), /cni: Unrecognized key/);
+  });
+});

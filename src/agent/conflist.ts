@@ -1,0 +1,97 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { defaultRoute, type PodSubnet } from './pod-subnet.js';
+
+/** Everything the CNI config file says; rendered by `renderConflist`. */
+export interface ConflistSettings {
+  /** The version the runtime is asked to speak; containerd 1.6 refuses 1.1.0. */
+  cniVersion: string;
+  networkName: string;
+  socketPath: string;
+  mtu: number;
+  subnet: PodSubnet;
+  ipamDataDir: string;
+  /** Where the shim writes DEL requests it could not hand to the agent. */
+  pendingDelDir: string;
+  /** The shim's log file; absent = stderr. */
+  logFile?: string;
+}
+
+/**
+ * The conflist JSON (stable key order, trailing newline) so that "rewrite only when the
+ * content changes" is a string comparison.
+ */
+export function renderConflist(s: ConflistSettings): string {
+  const plugin: Record<string, unknown> = {
+    type: 'odlcoe',
+    socket: s.socketPath,
+    mtu: s.mtu,
+    pendingDelDir: s.pendingDelDir,
+    ...(s.logFile ? { logFile: s.logFile } : {}),
+    ipam: {
+      type: 'host-local',
+      ranges: [[{ subnet: s.subnet.cidr, gateway: s.subnet.gateway }]],
+      routes: [{ dst: defaultRoute(s.subnet) }],
+      dataDir: s.ipamDataDir,
+    },
+  };
+  return `${JSON.stringify({ cniVersion: s.cniVersion, name: s.networkName, plugins: [plugin] }, null, 2)}\n`;
+}
+
+/** The subnet an earlier agent wrote into the conflist at `path`, or undefined. */
+export async function readConflistSubnet(path: string): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    const doc = JSON.parse(text) as {
+      plugins?: { type?: string; ipam?: { ranges?: { subnet?: string }[][] } }[];
+    };
+    const plugin = doc.plugins?.find((p) => p.type === 'odlcoe');
+    return plugin?.ipam?.ranges?.[0]?.[0]?.subnet;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Writes `content` to `path` so that a reader (the runtime polls the directory) sees either
+ * the old file or the new one, never a partial one: a temp file in the same directory, fsync,
+ * rename over the target, fsync the directory. The temp name starts with `.` and lacks the
+ * `.conflist` suffix so the runtime never loads it. Returns false when the file already had
+ * this content (nothing written, so the runtime does not reload needlessly).
+ */
+export async function writeFileAtomic(path: string, content: string, mode = 0o644): Promise<boolean> {
+  try {
+    if ((await readFile(path, 'utf8')) === content) return false;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const dir = dirname(path);
+  await mkdir(dir, { recursive: true });
+  const tmp = join(dir, `.${basename(path)}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    const file = await open(tmp, 'wx', mode);
+    try {
+      await file.writeFile(content, 'utf8');
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  const dirHandle = await open(dir, 'r');
+  try {
+    await dirHandle.sync();
+  } finally {
+    await dirHandle.close();
+  }
+  return true;
+}

@@ -1,0 +1,483 @@
+import type { Logger } from '../common/log.js';
+import { errorMessage } from '../common/log.js';
+import { CNI_ERROR, CniError } from './cni-error.js';
+import type { CniAttachment, CniRequest } from './cni-request.js';
+import type { CniResult } from './cni-result.js';
+import type { HostLocalIpam } from './ipam.js';
+import type { AgentMetrics } from './metrics.js';
+import { hostVethName, NameError, validatePodRef } from './names.js';
+import { createPodInterface, deleteHostVeth, inspectPodInterface } from './netns.js';
+import type { Ovs, OvsPort } from './ovs.js';
+import { podMacFromIp } from './pod-mac.js';
+import { defaultRoute, type PodSubnet } from './pod-subnet.js';
+
+/**
+ * The Interface external_ids odlcoe writes on a pod's OVS port. `iface-id` must equal the
+ * ietf-interface name the watcher creates in ODL; Genius binds the port by it.
+ */
+export const EXTERNAL_ID = {
+  ifaceId: 'iface-id',
+  attachedMac: 'attached-mac',
+  ipAddress: 'ip-address',
+  podUid: 'pod-uid',
+  containerId: 'container-id',
+} as const;
+
+/** The pod subnet and the IPAM that hands out its addresses (absent until a subnet is known). */
+export interface IpamState {
+  subnet: PodSubnet;
+  ipam: HostLocalIpam;
+}
+
+/** What the agent's pod informer knows; used to refuse requests for a pod that no longer exists. */
+export interface PodView {
+  hasSynced(): boolean;
+  /** The UID of the pod now called namespace/name on this node, if the informer has it. */
+  uidOf(namespace: string, name: string): string | undefined;
+}
+
+export interface PodNetworkOptions {
+  ovs: Ovs;
+  bridge: string;
+  mtu: number;
+  ipamState: () => IpamState | undefined;
+  pods?: PodView;
+  metrics: AgentMetrics;
+  logger: Logger;
+}
+
+/** The `ns:name` iface-id of an OVS port, split; undefined when absent or malformed. */
+export function parseIfaceId(value: string | undefined): { namespace: string; name: string } | undefined {
+  if (!value) return undefined;
+  const colon = value.indexOf(':');
+  if (colon <= 0 || colon === value.length - 1) return undefined;
+  return { namespace: value.slice(0, colon), name: value.slice(colon + 1) };
+}
+
+/** Whether this OVS port is a pod attachment odlcoe made (other ports on br-int are never touched). */
+export function isPodPort(port: OvsPort): boolean {
+  return /^veth[0-9a-f]{8}$/.test(port.name) && Boolean(port.externalIds[EXTERNAL_ID.containerId]);
+}
+
+function withPrefix(address: string, subnet: PodSubnet): string {
+  return address.includes('/') ? address : `${address}/${subnet.cidr.split('/')[1]}`;
+}
+
+function bareIp(cidr: string): string {
+  return cidr.split('/')[0] ?? cidr;
+}
+
+/**
+ * The pod side of CNI: ADD wires a pod onto the bridge, DEL unwires it, CHECK verifies it,
+ * GC and reconcile remove what no longer belongs. Each ADD either completes or leaves
+ * nothing behind (every step it took is undone, newest first).
+ */
+export class PodNetwork {
+  private readonly ovs: Ovs;
+  private readonly bridge: string;
+  private readonly logger: Logger;
+  private readonly metrics: AgentMetrics;
+
+  constructor(private readonly options: PodNetworkOptions) {
+    this.ovs = options.ovs;
+    this.bridge = options.bridge;
+    this.logger = options.logger;
+    this.metrics = options.metrics;
+  }
+
+  private requireIpam(): IpamState {
+    const state = this.options.ipamState();
+    if (!state)
+      throw new CniError(CNI_ERROR.tryAgainLater, 'the node pod subnet is not known yet (waiting for ODL)');
+    return state;
+  }
+
+  async add(req: CniRequest, signal: AbortSignal): Promise<CniResult> {
+    const { containerId, ifName, netns, args } = req;
+    if (!args.podNamespace || !args.podName) {
+      throw new CniError(
+        CNI_ERROR.invalidEnvironment,
+        'CNI_ARGS lacks K8S_POD_NAMESPACE or K8S_POD_NAME',
+        'odlcoe attaches Kubernetes pods: the OVS port is bound to the ODL interface <namespace>:<pod>',
+      );
+    }
+    try {
+      validatePodRef(args.podNamespace, args.podName);
+    } catch (err) {
+      throw new CniError(CNI_ERROR.invalidEnvironment, `CNI_ARGS: ${errorMessage(err)}`);
+    }
+    const { subnet, ipam } = this.requireIpam();
+    if (req.config.ipamSubnet !== undefined && req.config.ipamSubnet !== subnet.cidr) {
+      throw new CniError(
+        CNI_ERROR.invalidNetworkConfig,
+        `network config subnet ${req.config.ipamSubnet} is not this node's pod subnet ${subnet.cidr}`,
+        'the runtime holds a stale CNI config; the agent rewrites it',
+      );
+    }
+    this.refuseReplacedPod(args.podNamespace, args.podName, args.podUid);
+    const portName = hostVethName(containerId, ifName);
+    // No look-up first (one ovs-vsctl less per ADD): a repeated ADD is refused by host-local
+    // (duplicate allocation) before anything is created, and a device or port of this name
+    // that belongs to another container makes createPodInterface/addPort fail without
+    // touching it, so the rollback below only ever undoes this request's own steps.
+    await this.removeReplacedAttachments(args.podNamespace, args.podName, args.podUid, containerId);
+
+    const undo: { what: string; run: () => Promise<void> }[] = [];
+    const step = () => {
+      if (signal.aborted)
+        throw new CniError(CNI_ERROR.tryAgainLater, `ADD abandoned: ${errorMessage(signal.reason)}`);
+    };
+    try {
+      step();
+      const allocation = await this.metrics
+        .count(this.metrics.ipamErrors, 'add', () => ipam.add({ containerId, ifName, netns }))
+        .catch((err: unknown) => {
+          throw new CniError(CNI_ERROR.ipam, `IPAM could not allocate an address: ${errorMessage(err)}`);
+        });
+      undo.push({
+        what: 'release IP',
+        run: () =>
+          this.metrics.count(this.metrics.ipamErrors, 'del', () => ipam.del({ containerId, ifName, netns })),
+      });
+      step();
+      const ips = allocation.ips.map((ip) => ({
+        address: withPrefix(ip.address, subnet),
+        gateway: ip.gateway ?? subnet.gateway,
+      }));
+      const first = ips[0];
+      if (!first) throw new CniError(CNI_ERROR.ipam, 'IPAM returned no address');
+      const mac = podMacFromIp(bareIp(first.address));
+      const routes = (allocation.routes.length > 0 ? allocation.routes : [{ dst: defaultRoute(subnet) }]).map(
+        (r) => ({
+          dst: r.dst,
+          gw: r.gw ?? subnet.gateway,
+        }),
+      );
+
+      const link = await createPodInterface({
+        netns,
+        ifName,
+        hostVeth: portName,
+        mac,
+        mtu: this.options.mtu,
+        addresses: ips.map((ip) => ({ cidr: ip.address, gateway: ip.gateway })),
+        routes,
+      }).catch((err: unknown) => {
+        throw new CniError(
+          CNI_ERROR.podInterface,
+          `could not create the pod interface: ${errorMessage(err)}`,
+        );
+      });
+      undo.push({ what: 'delete veth', run: () => deleteHostVeth(portName) });
+      step();
+
+      const externalIds: Record<string, string> = {
+        [EXTERNAL_ID.ifaceId]: `${args.podNamespace}:${args.podName}`,
+        [EXTERNAL_ID.attachedMac]: link.podMac,
+        [EXTERNAL_ID.ipAddress]: ips.map((ip) => bareIp(ip.address)).join(','),
+        [EXTERNAL_ID.containerId]: containerId,
+      };
+      if (args.podUid) externalIds[EXTERNAL_ID.podUid] = args.podUid;
+      await this.metrics
+        .count(this.metrics.ovsErrors, 'add_port', () => this.ovs.addPort(this.bridge, portName, externalIds))
+        .catch((err: unknown) => {
+          throw new CniError(
+            CNI_ERROR.ovs,
+            `could not add OVS port ${portName} to ${this.bridge}: ${errorMessage(err)}`,
+          );
+        });
+      undo.push({
+        what: 'delete OVS port',
+        run: () =>
+          this.metrics.count(this.metrics.ovsErrors, 'del_port', () =>
+            this.ovs.delPort(this.bridge, portName, {
+              ifExternalIds: { [EXTERNAL_ID.containerId]: containerId },
+            }),
+          ),
+      });
+      step();
+
+      return {
+        interfaces: [
+          { name: portName, mac: link.hostMac },
+          { name: ifName, mac: link.podMac, sandbox: netns, mtu: this.options.mtu },
+        ],
+        ips: ips.map((ip) => ({ address: ip.address, gateway: ip.gateway, interface: 1 })),
+        routes,
+        dns: allocation.dns ?? {},
+      };
+    } catch (err) {
+      const failures: string[] = [];
+      for (const u of undo.reverse()) {
+        try {
+          await u.run();
+        } catch (undoErr) {
+          failures.push(`${u.what}: ${errorMessage(undoErr)}`);
+        }
+      }
+      const error = err instanceof CniError ? err : new CniError(CNI_ERROR.internal, errorMessage(err));
+      if (failures.length > 0) {
+        this.logger.error('ADD rollback incomplete', { containerId, ifName, failures });
+        return Promise.reject(
+          new CniError(
+            error.code,
+            error.message,
+            `rollback incomplete (DEL will retry): ${failures.join('; ')}`,
+          ),
+        );
+      }
+      this.logger.info('ADD failed and was rolled back', { containerId, ifName, error: error.message });
+      throw error;
+    }
+  }
+
+  /**
+   * A request carrying an older pod's UID must not wire (or unwire) the pod that now has the
+   * name. When the informer shows another UID under the name, either the request is late
+   * (that pod is gone) or the informer lags (the pod is new); "try again later" is right for
+   * both: a retry of a live pod succeeds once the informer has caught up.
+   */
+  private refuseReplacedPod(namespace: string, name: string, uid: string | undefined): void {
+    const pods = this.options.pods;
+    if (!uid || !pods?.hasSynced()) return;
+    const current = pods.uidOf(namespace, name);
+    if (current !== undefined && current !== uid) {
+      throw new CniError(
+        CNI_ERROR.tryAgainLater,
+        `pod ${namespace}/${name} now has UID ${current}, the request is for UID ${uid}`,
+        'a newer pod reuses the name; refusing to act for the older one',
+      );
+    }
+  }
+
+  /**
+   * A pod re-created under the same name (a StatefulSet pod) must be the only port with its
+   * iface-id, or Genius may bind the old one. Ports of the same name but another pod UID are
+   * removed once the informer confirms the requesting UID is the current one.
+   */
+  private async removeReplacedAttachments(
+    namespace: string,
+    name: string,
+    uid: string | undefined,
+    containerId: string,
+  ): Promise<void> {
+    const pods = this.options.pods;
+    if (!uid || !pods?.hasSynced() || pods.uidOf(namespace, name) !== uid) return;
+    const ports = await this.metrics.count(this.metrics.ovsErrors, 'list_ports', () =>
+      this.ovs.listPorts(this.bridge),
+    );
+    const ifaceId = `${namespace}:${name}`;
+    for (const port of ports.filter(isPodPort)) {
+      const ids = port.externalIds;
+      const portUid = ids[EXTERNAL_ID.podUid];
+      if (
+        ids[EXTERNAL_ID.ifaceId] !== ifaceId ||
+        !portUid ||
+        portUid === uid ||
+        ids[EXTERNAL_ID.containerId] === containerId
+      )
+        continue;
+      this.logger.info('removing the attachment of a replaced pod', {
+        port: port.name,
+        pod: ifaceId,
+        oldUid: portUid,
+        uid,
+      });
+      await this.removePort(port);
+    }
+  }
+
+  /** DEL: everything of (container id, ifname), from those two alone; already gone is success. */
+  async del(req: CniRequest): Promise<void> {
+    const { containerId, ifName, netns } = req;
+    const portName = hostVethName(containerId, ifName);
+    const port = await this.metrics.count(this.metrics.ovsErrors, 'get_port', () =>
+      this.ovs.getPort(portName),
+    );
+    const owner = port?.externalIds[EXTERNAL_ID.containerId];
+    if (port && owner !== undefined && owner !== containerId) {
+      // A 32-bit name collision: the port and veth are another container's. Leave them.
+      this.logger.warn('DEL: port of this name belongs to another container', {
+        port: portName,
+        containerId,
+        owner,
+      });
+    } else {
+      await this.metrics.count(this.metrics.ovsErrors, 'del_port', () =>
+        this.ovs.delPort(this.bridge, portName, {
+          ifExternalIds: { [EXTERNAL_ID.containerId]: containerId },
+        }),
+      );
+      await deleteHostVeth(portName);
+    }
+    await this.releaseLease({ containerId, ifName, netns });
+  }
+
+  private async releaseLease(a: { containerId: string; ifName: string; netns?: string }): Promise<void> {
+    const state = this.options.ipamState();
+    if (!state) {
+      this.logger.warn('no pod subnet known yet: the IP lease is left for reconcile', {
+        containerId: a.containerId,
+      });
+      return;
+    }
+    const request = { containerId: a.containerId, ifName: a.ifName, ...(a.netns ? { netns: a.netns } : {}) };
+    await this.metrics.count(this.metrics.ipamErrors, 'del', () => state.ipam.del(request));
+  }
+
+  /** Removes an attachment found on the bridge: port, veth, and the leases of its container id. */
+  async removePort(port: OvsPort): Promise<void> {
+    const containerId = port.externalIds[EXTERNAL_ID.containerId];
+    await this.metrics.count(this.metrics.ovsErrors, 'del_port', () =>
+      this.ovs.delPort(
+        this.bridge,
+        port.name,
+        containerId ? { ifExternalIds: { [EXTERNAL_ID.containerId]: containerId } } : {},
+      ),
+    );
+    await deleteHostVeth(port.name);
+    this.metrics.reconcileRemoved.inc({ kind: 'port' });
+    const state = this.options.ipamState();
+    if (!containerId || !state) return;
+    const leases = await this.metrics.count(this.metrics.ipamErrors, 'list', () => state.ipam.leases());
+    for (const lease of leases) {
+      if (lease.containerId !== containerId || hostVethName(containerId, lease.ifName) !== port.name)
+        continue;
+      await this.metrics.count(this.metrics.ipamErrors, 'del', () =>
+        state.ipam.del({ containerId, ifName: lease.ifName }),
+      );
+      this.metrics.reconcileRemoved.inc({ kind: 'lease' });
+    }
+  }
+
+  /**
+   * CHECK: the port exists, is attached and is this container's; the pod interface exists
+   * with the MAC and addresses of prevResult; the addresses are still leased to it.
+   */
+  async check(req: CniRequest): Promise<void> {
+    const { containerId, ifName, netns } = req;
+    const portName = hostVethName(containerId, ifName);
+    const port = await this.metrics.count(this.metrics.ovsErrors, 'get_port', () =>
+      this.ovs.getPort(portName),
+    );
+    if (!port)
+      throw new CniError(CNI_ERROR.ovs, `OVS port ${portName} of container ${containerId} is missing`);
+    if (port.externalIds[EXTERNAL_ID.containerId] !== containerId) {
+      throw new CniError(
+        CNI_ERROR.ovs,
+        `OVS port ${portName} belongs to container ${port.externalIds[EXTERNAL_ID.containerId] ?? '(none)'}`,
+      );
+    }
+    if (port.error || port.ofport <= 0) {
+      throw new CniError(
+        CNI_ERROR.ovs,
+        `OVS port ${portName} is not attached: ${port.error ?? `ofport ${port.ofport}`}`,
+      );
+    }
+    const iface = await inspectPodInterface(netns, ifName).catch((err: unknown) => {
+      throw new CniError(
+        CNI_ERROR.podInterface,
+        `cannot inspect ${ifName} in ${netns}: ${errorMessage(err)}`,
+      );
+    });
+    if (!iface) throw new CniError(CNI_ERROR.podInterface, `interface ${ifName} is missing in ${netns}`);
+    const expectedMac = port.externalIds[EXTERNAL_ID.attachedMac];
+    if (expectedMac && iface.mac !== expectedMac) {
+      throw new CniError(
+        CNI_ERROR.podInterface,
+        `interface ${ifName} has MAC ${iface.mac}, the OVS port says ${expectedMac}`,
+      );
+    }
+    const prev = req.config.prevResult;
+    const want = prev
+      ? prev.ips.map((ip) => ip.address)
+      : (port.externalIds[EXTERNAL_ID.ipAddress] ?? '').split(',').filter(Boolean);
+    const have = new Set(iface.addresses.map((a) => bareIp(a)));
+    for (const address of want) {
+      if (!have.has(bareIp(address)))
+        throw new CniError(CNI_ERROR.podInterface, `interface ${ifName} lacks address ${address}`);
+    }
+    if (prev) {
+      const podIf = prev.interfaces.find((i) => i.name === ifName && i.sandbox !== undefined);
+      if (podIf && podIf.mac && podIf.mac !== iface.mac) {
+        throw new CniError(
+          CNI_ERROR.podInterface,
+          `interface ${ifName} has MAC ${iface.mac}, prevResult says ${podIf.mac}`,
+        );
+      }
+      for (const route of prev.routes) {
+        if (!iface.routes.some((r) => r.dst === route.dst && (route.gw === undefined || r.gw === route.gw))) {
+          throw new CniError(
+            CNI_ERROR.podInterface,
+            `route ${route.dst}${route.gw ? ` via ${route.gw}` : ''} is missing in ${netns}`,
+          );
+        }
+      }
+    }
+    const state = this.requireIpam();
+    const leases = await this.metrics.count(this.metrics.ipamErrors, 'list', () => state.ipam.leases());
+    for (const address of want) {
+      const ip = bareIp(address);
+      if (!leases.some((l) => l.ip === ip && l.containerId === containerId && l.ifName === ifName)) {
+        throw new CniError(
+          CNI_ERROR.ipam,
+          `address ${ip} is not leased to container ${containerId} ${ifName}`,
+        );
+      }
+    }
+  }
+
+  /**
+   * GC: removes every attachment (OVS port, lease) that is not in `valid` and not being worked
+   * on right now, continuing past failures; fails at the end if anything could not be removed.
+   */
+  async gc(valid: CniAttachment[], busy: (containerId: string) => boolean): Promise<void> {
+    const validPorts = new Set<string>();
+    for (const a of valid) {
+      try {
+        validPorts.add(hostVethName(a.containerId, a.ifName));
+      } catch (err) {
+        if (!(err instanceof NameError)) throw err;
+        // Not a name odlcoe could have made: it names no attachment of ours.
+      }
+    }
+    const validKeys = new Set(valid.map((a) => `${a.containerId}/${a.ifName}`));
+    const failures: string[] = [];
+    const ports = await this.metrics.count(this.metrics.ovsErrors, 'list_ports', () =>
+      this.ovs.listPorts(this.bridge),
+    );
+    for (const port of ports.filter(isPodPort)) {
+      const containerId = port.externalIds[EXTERNAL_ID.containerId] ?? '';
+      if (validPorts.has(port.name) || busy(containerId)) continue;
+      try {
+        this.logger.info('GC: removing attachment', { port: port.name, containerId });
+        await this.removePort(port);
+      } catch (err) {
+        failures.push(`port ${port.name}: ${errorMessage(err)}`);
+      }
+    }
+    const state = this.options.ipamState();
+    if (state) {
+      const leases = await this.metrics.count(this.metrics.ipamErrors, 'list', () => state.ipam.leases());
+      for (const lease of leases) {
+        if (validKeys.has(`${lease.containerId}/${lease.ifName}`) || busy(lease.containerId)) continue;
+        try {
+          this.logger.info('GC: releasing lease', { ip: lease.ip, containerId: lease.containerId });
+          await this.metrics.count(this.metrics.ipamErrors, 'del', () =>
+            state.ipam.del({ containerId: lease.containerId, ifName: lease.ifName }),
+          );
+          this.metrics.reconcileRemoved.inc({ kind: 'lease' });
+        } catch (err) {
+          failures.push(`lease ${lease.ip}: ${errorMessage(err)}`);
+        }
+      }
+    }
+    if (failures.length > 0) {
+      throw new CniError(
+        CNI_ERROR.io,
+        `GC could not remove ${failures.length} attachment(s)`,
+        failures.join('; '),
+      );
+    }
+  }
+}

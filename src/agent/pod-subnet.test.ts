@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { podMacFromIp } from './pod-mac.js';
+import { parsePodSubnet } from './pod-subnet.js';
+
+describe('parsePodSubnet', () => {
+  it('normalises, takes the first address as gateway and counts what host-local can hand out', () => {
+    assert.deepEqual(parsePodSubnet(' 10.11.1.0/24 '), {
+      cidr: '10.11.1.0/24',
+      gateway: '10.11.1.1',
+      family: 4,
+      capacity: 253,
+    });
+    assert.deepEqual(parsePodSubnet('10.11.1.77/24').cidr, '10.11.1.0/24');
+    assert.equal(parsePodSubnet('10.0.0.0/30').capacity, 1);
+    const v6 = parsePodSubnet('fd00:10:0:1::/64');
+    assert.equal(v6.gateway, 'fd00:10:0:1::1');
+    assert.equal(v6.family, 6);
+  });
+
+  it('rejects free text that is no subnet, and subnets with no room for a pod', () => {
+    for (const bad of ['', 'ten', '10.11.1.0', '10.11.1.0/33', '10.0.0.0/31', '10.0.0.1/32', 'fd00::/127']) {
+      assert.throws(() => parsePodSubnet(bad), /pod subnet/, bad);
+    }
+  });
+});
+
+describe('podMacFromIp', () => {
+  it('is 0a:58 followed by the IPv4 bytes', () => {
+    assert.equal(podMacFromIp('10.11.1.5'), '0a:58:0a:0b:01:05');
+    assert.equal(podMacFromIp('192.168.255.254'), '0a:58:c0:a8:ff:fe');
+  });
+
+  it('uses the last four bytes of an IPv6 address', () => {
+    assert.equal(podMacFromIp('fd00::a0b:105'), '0a:58:0a:0b:01:05');
+  });
+
+  it('refuses what is not an address', () => {
+    assert.throws(() => podMacFromIp('10.11.1.5/24'), /not an IP/);
+  });
+});

@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
+import { after, before, describe, it } from 'node:test';
+import { HostLocalIpam } from '../../src/agent/ipam.js';
+import { hostVethName } from '../../src/agent/names.js';
+import { inspectPodInterface, linkExists } from '../../src/agent/netns.js';
+import { Ovs } from '../../src/agent/ovs.js';
+import { createNetns, skipUnlessRoot, type TestNetns } from '../helpers/netns.js';
+import { cniEnv, execShim, leaseIps, startTestNode, SUBNET, type TestNode } from './harness.js';
+
+const skip = skipUnlessRoot();
+
+describe('agent restart: reconcile after the pod informer synced', { skip, timeout: 240_000 }, () => {
+  let node: TestNode;
+  let ovs: Ovs;
+  const namespaces: Record<string, TestNetns> = {};
+  const ips: Record<string, string> = {};
+
+  before(async () => {
+    node = await startTestNode();
+    ovs = new Ovs({ dbSocket: node.ovs.dbSocket });
+    await node.startAgent();
+    for (const pod of ['stays', 'deleted', 'del-while-down']) {
+      const ns = await createNetns('odlcoe-rst');
+      namespaces[pod] = ns;
+      const uid = await node.createPod(pod);
+      const out = await execShim(
+        node.shim,
+        cniEnv('ADD', `cid-${pod}`, ns.path, { name: pod, uid }),
+        await node.pluginConfig(),
+      );
+      assert.equal(out.code, 0, out.stdout);
+      ips[pod] = String((out.json as { ips: { address: string }[] }).ips[0]?.address.split('/')[0]);
+    }
+  });
+  after(async () => {
+    for (const ns of Object.values(namespaces)) await ns.remove().catch(() => undefined);
+    await node?.stop();
+  });
+
+  it('keeps live pods, removes what deleted pods left, replays DELs queued while it was down', async () => {
+    await node.stopAgent();
+    // While the agent is away: one pod is deleted (its runtime DEL is lost), the runtime's DEL
+    // of another reaches only the shim, and an ADD interrupted long ago left a bare lease.
+    await node.deletePod('deleted');
+    const conf = await node.pluginConfig();
+    const queued = await execShim(
+      node.shim,
+      cniEnv('DEL', 'cid-del-while-down', namespaces['del-while-down']?.path ?? '', {
+        name: 'del-while-down',
+      }),
+      conf,
+    );
+    assert.equal(queued.code, 0, queued.stdout);
+    assert.equal(queued.stdout, '');
+    assert.deepEqual(await readdir(node.config.cni.pendingDelDir), ['cid-del-while-down.eth0.json']);
+    const addWhileDown = await execShim(
+      node.shim,
+      cniEnv('ADD', 'cid-late', '/run/netns/none', { name: 'late' }),
+      conf,
+    );
+    assert.equal((addWhileDown.json as { code: number }).code, 11);
+    const ipam = new HostLocalIpam({
+      dataDir: node.config.ipam.dataDir,
+      networkName: node.config.cni.networkName,
+      range: { subnet: SUBNET, gateway: '10.11.1.1' },
+    });
+    const orphan = await ipam.add({
+      containerId: 'cid-orphan',
+      ifName: 'eth0',
+      netns: namespaces.stays?.path ?? '',
+    });
+    const orphanIp = orphan.ips[0]?.address.split('/')[0] ?? '';
+    assert.ok((await leaseIps(node)).includes(orphanIp));
+
+    await node.startAgent();
+
+    // The live pod: port, veth, address and lease untouched.
+    const stays = await ovs.getPort(hostVethName('cid-stays', 'eth0'));
+    assert.ok(stays && stays.ofport > 0);
+    assert.equal(stays.externalIds['ip-address'], ips.stays);
+    assert.ok(await linkExists(hostVethName('cid-stays', 'eth0')));
+    const iface = await inspectPodInterface(namespaces.stays?.path ?? '', 'eth0');
+    assert.deepEqual(iface?.addresses, [`${ips.stays}/24`]);
+    // The deleted pod: port, veth and lease gone; the orphan lease gone.
+    assert.equal(await ovs.getPort(hostVethName('cid-deleted', 'eth0')), undefined);
+    assert.equal(await linkExists(hostVethName('cid-deleted', 'eth0')), false);
+    const leases = await leaseIps(node);
+    assert.ok(leases.includes(ips.stays ?? ''));
+    assert.ok(!leases.includes(ips.deleted ?? ''));
+    assert.ok(!leases.includes(orphanIp));
+    // The queued DEL was replayed (the pod still exists, so only the replay could remove it).
+    assert.equal(await ovs.getPort(hostVethName('cid-del-while-down', 'eth0')), undefined);
+    assert.ok(!leases.includes(ips['del-while-down'] ?? ''));
+    assert.deepEqual(await readdir(node.config.cni.pendingDelDir), []);
+  });
+});
