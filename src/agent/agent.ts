@@ -8,6 +8,7 @@ import { errorMessage } from '../common/log.js';
 import type { Registry } from '../common/metrics.js';
 import { startOpsServer, type OpsServer } from '../common/ops-server.js';
 import { Informer } from '../k8s/informer.js';
+import { nodeInternalIp } from '../netvirt/kube.js';
 import { KubeClient } from '../k8s/kube-client.js';
 import type { RestconfAuth } from '../restconf/auth.js';
 import { RestconfClient } from '../restconf/client.js';
@@ -40,14 +41,12 @@ const SHIM_SOURCE = fileURLToPath(new URL('../../cni/odlcoe.js', import.meta.url
 const PENDING_DEL_INTERVAL_MS = 30_000;
 const RETRY = { initialMs: 500, maxMs: 30_000 } as const;
 
-/** The node's InternalIP (falls back to ExternalIP: single-address clusters report only that). */
-export function nodeInternalIp(node: V1Node): string | undefined {
-  const addresses = node.status?.addresses ?? [];
-  return (
-    addresses.find((a) => a.type === 'InternalIP')?.address ??
-    addresses.find((a) => a.type === 'ExternalIP')?.address
-  );
-}
+/**
+ * The node IP the agent matches its k8s-node entry by. It must be the very address the watcher
+ * writes into `internal-ip-address` (and names ELANs after), so both use the one rule in
+ * src/netvirt/kube.ts: an InternalIP, IPv4 first. Re-exported for the cross-component tests.
+ */
+export { nodeInternalIp };
 
 /**
  * odlcoe-agent: one per node. Serves CNI from the start (DEL must work whatever else is

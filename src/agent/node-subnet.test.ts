@@ -43,19 +43,20 @@ describe('findNodeSubnet', () => {
 });
 
 describe('nodeInternalIp', () => {
-  it('prefers InternalIP, falls back to ExternalIP', () => {
+  it('matches the watcher: an InternalIP, IPv4 first, never an ExternalIP', () => {
     const addr = (list: { type: string; address: string }[]) => ({ status: { addresses: list } });
     assert.equal(
       nodeInternalIp(
         addr([
           { type: 'Hostname', address: 'n1' },
           { type: 'ExternalIP', address: '1.2.3.4' },
+          { type: 'InternalIP', address: 'fd00::1' },
           { type: 'InternalIP', address: '10.0.0.1' },
         ]),
       ),
       '10.0.0.1',
     );
-    assert.equal(nodeInternalIp(addr([{ type: 'ExternalIP', address: '1.2.3.4' }])), '1.2.3.4');
+    assert.equal(nodeInternalIp(addr([{ type: 'ExternalIP', address: '1.2.3.4' }])), undefined);
     assert.equal(nodeInternalIp({}), undefined);
   });
 });
