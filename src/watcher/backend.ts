@@ -1,0 +1,85 @@
+/**
+ * The seam between the watcher's machinery (informers, leader election, the keyed work queue,
+ * resync, health and metrics) and what it writes into ODL.
+ *
+ * A backend decides three things and nothing else:
+ * - which keys a change of a Kubernetes object affects (`keysFor`: pure, no I/O; it runs inside
+ *   informer handlers, which must only enqueue);
+ * - what ODL holds (`load`: read every list it owns, at the start of each leader term and on
+ *   every periodic resync), and so which keys exist at all (`allKeys`: desired ∪ actual, the
+ *   start-up convergence and garbage collection set);
+ * - how one key is made right (`reconcile`).
+ *
+ * The default backend (`netvirt-backend.ts`) writes NetVirt/Genius objects. A second one (for
+ * example `coe-northbound`, writing ODL's own `pod:coe` / `k8s-node` models) implements this
+ * interface in its own module and is selected by name in `createBackend` (watcher.ts); the
+ * core needs no change. Keys are opaque strings to the core except for their kind prefix
+ * (`<kind>/<rest>`), which labels the reconcile metrics.
+ */
+import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { Logger } from '../common/log.js';
+import type { RestconfClient } from '../restconf/client.js';
+import type { ClusterView } from './cluster-view.js';
+import type { EventRecorder } from './events.js';
+import type { WatcherMetrics } from './metrics.js';
+import type { WatcherSettings } from './settings.js';
+
+/** A change of one Kubernetes object, as an informer handler saw it. */
+export type ClusterChange =
+  | { kind: 'pod'; obj: V1Pod; old?: V1Pod }
+  | { kind: 'namespace'; obj: V1Namespace; old?: V1Namespace }
+  | { kind: 'node'; obj: V1Node; old?: V1Node };
+
+/**
+ * How a reconcile ended (besides throwing, which means "failed: retry with backoff").
+ * - `synced`: ODL is right for this key.
+ * - `deferred`: the desired state cannot be known yet (a pod whose node is not known); what
+ *   exists is kept and a later event will enqueue the key again.
+ * - `waiting`: a precondition does not hold yet (an instance its interfaces need, interfaces an
+ *   instance's deletion must wait for); look again after `retryAfterMs`. Not converged.
+ * - `grace`: an unneeded instance inside its grace period; look again when it ends.
+ * - `foreign`: a name odlcoe needs is held by an object it does not own; reported, retried slowly.
+ * - `exhausted`: a resource pool (node subnets) is used up; reported, retried slowly.
+ * - `polling`: right as far as the watcher can make it, but waiting for someone else (an ODL
+ *   user to set a node's pod-cidr); look again after `retryAfterMs`.
+ */
+export type ReconcileOutcome =
+  | { result: 'synced' | 'deferred' }
+  | { result: 'waiting' | 'grace' | 'foreign' | 'exhausted' | 'polling'; retryAfterMs: number };
+
+/** Everything a backend may use; built once per watcher by the core. */
+export interface BackendContext {
+  settings: WatcherSettings;
+  view: ClusterView;
+  client: RestconfClient;
+  events: EventRecorder;
+  metrics: WatcherMetrics;
+  /** Queues a key in the current leader term (a no-op while standing by). */
+  enqueue(key: string): void;
+  logger: Logger;
+}
+
+/** Checked before every write: leadership or the queue may have ended since the reconcile began. */
+export interface WriteGuard {
+  check(): void;
+}
+
+export interface Backend {
+  readonly name: string;
+  /** Keys a change affects. Pure: reads the cluster view's caches, never ODL. */
+  keysFor(change: ClusterChange): string[];
+  /**
+   * Reads everything this backend owns in ODL into its cache. Called at the start of every
+   * leader term (`fresh`: forget what an earlier term knew) and by the periodic resync.
+   */
+  load(fresh: boolean): Promise<void>;
+  /** Every key the cluster view needs or ODL holds (start-up convergence, GC and resync). */
+  allKeys(): Iterable<string>;
+  reconcile(key: string, guard: WriteGuard): Promise<ReconcileOutcome>;
+}
+
+/** The kind of a key (`pod/ns/name` → `pod`), for metric labels. */
+export function keyKind(key: string): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? key : key.slice(0, slash);
+}

@@ -1,0 +1,174 @@
+/**
+ * The watcher's own metrics (one instance per registry: the gauges read this instance's state
+ * at scrape time). Queue metrics come from the work queue, RESTCONF latency from the
+ * client's `onRequest` hook (restconf/metrics.ts), informer and leader metrics from src/k8s;
+ * all share one registry.
+ */
+import type { ReconcileOutcome } from './backend.js';
+import { Counter, Gauge, Histogram, LATENCY_BUCKETS, metric, type Registry } from '../common/metrics.js';
+
+export type ReconcileResult = ReconcileOutcome['result'] | 'error';
+export type WriteKind = 'create' | 'update' | 'delete';
+
+export class WatcherMetrics {
+  readonly reconcileDuration: Histogram<'kind'>;
+  readonly reconciles: Counter<'kind' | 'result'>;
+  readonly writes: Counter<'kind' | 'op'>;
+  readonly collisions: Counter<'kind'>;
+  readonly subnetExhausted: Counter;
+  readonly resyncs: Counter<'result'>;
+  readonly unparsed: Gauge<'kind'>;
+  /** Per ODL kind: names the cluster needs, names in sync, names held by foreign objects. */
+  private readonly desired = new Map<string, Set<string>>();
+  private readonly applied = new Map<string, Set<string>>();
+  private readonly foreign = new Map<string, Set<string>>();
+  private readonly unallocated = new Set<string>();
+
+  constructor(registry: Registry) {
+    this.reconcileDuration = metric(
+      registry,
+      'odlcoe_watcher_reconcile_duration_seconds',
+      () =>
+        new Histogram({
+          name: 'odlcoe_watcher_reconcile_duration_seconds',
+          help: 'Duration of one reconcile, by key kind (pod, elan, vpn, node)',
+          labelNames: ['kind'],
+          buckets: LATENCY_BUCKETS,
+          registers: [],
+        }),
+    );
+    this.reconciles = metric(
+      registry,
+      'odlcoe_watcher_reconciles_total',
+      () =>
+        new Counter({
+          name: 'odlcoe_watcher_reconciles_total',
+          help: 'Finished reconciles by key kind and result (synced, deferred, waiting, grace, foreign, exhausted, polling, error)',
+          labelNames: ['kind', 'result'],
+          registers: [],
+        }),
+    );
+    this.writes = metric(
+      registry,
+      'odlcoe_watcher_odl_writes_total',
+      () =>
+        new Counter({
+          name: 'odlcoe_watcher_odl_writes_total',
+          help: 'Successful writes to ODL by object kind and operation (create, update, delete)',
+          labelNames: ['kind', 'op'],
+          registers: [],
+        }),
+    );
+    this.collisions = metric(
+      registry,
+      'odlcoe_watcher_foreign_collisions_total',
+      () =>
+        new Counter({
+          name: 'odlcoe_watcher_foreign_collisions_total',
+          help: 'Reconciles that found a name odlcoe needs held by an ODL object without its ownership marker',
+          labelNames: ['kind'],
+          registers: [],
+        }),
+    );
+    this.subnetExhausted = metric(
+      registry,
+      'odlcoe_watcher_subnet_exhausted_total',
+      () =>
+        new Counter({
+          name: 'odlcoe_watcher_subnet_exhausted_total',
+          help: 'Node subnet allocations that failed because the cluster CIDR is used up',
+          registers: [],
+        }),
+    );
+    this.resyncs = metric(
+      registry,
+      'odlcoe_watcher_resyncs_total',
+      () =>
+        new Counter({
+          name: 'odlcoe_watcher_resyncs_total',
+          help: 'Full resyncs (re-read ODL, reconcile every key) by result',
+          labelNames: ['result'],
+          registers: [],
+        }),
+    );
+    this.unparsed = metric(
+      registry,
+      'odlcoe_watcher_odl_unparsed_entries',
+      () =>
+        new Gauge({
+          name: 'odlcoe_watcher_odl_unparsed_entries',
+          help: 'ODL entries that do not parse as their model (left alone), by object kind, at the last read',
+          labelNames: ['kind'],
+          registers: [],
+        }),
+    );
+    const sizes = (name: string, help: string, source: Map<string, Set<string>>) =>
+      metric(
+        registry,
+        name,
+        () =>
+          new Gauge({
+            name,
+            help,
+            labelNames: ['kind'],
+            registers: [],
+            collect() {
+              for (const [kind, names] of source) this.set({ kind }, names.size);
+            },
+          }),
+      );
+    sizes(
+      'odlcoe_watcher_objects_desired',
+      'ODL objects the cluster needs, by object kind (as of each key’s last reconcile)',
+      this.desired,
+    );
+    sizes(
+      'odlcoe_watcher_objects_applied',
+      'Needed ODL objects that ODL holds as desired, by object kind',
+      this.applied,
+    );
+    sizes(
+      'odlcoe_watcher_objects_foreign',
+      'Needed ODL object names held by objects odlcoe does not own, by object kind',
+      this.foreign,
+    );
+    const unallocated = this.unallocated;
+    metric(
+      registry,
+      'odlcoe_watcher_nodes_without_subnet',
+      () =>
+        new Gauge({
+          name: 'odlcoe_watcher_nodes_without_subnet',
+          help: 'Nodes the subnet allocator could not give a subnet (cluster CIDR used up)',
+          registers: [],
+          collect() {
+            this.set(unallocated.size);
+          },
+        }),
+    );
+  }
+
+  /** Records the state of one ODL object after a reconcile looked at it. */
+  objectState(kind: string, name: string, state: 'undesired' | 'applied' | 'pending' | 'foreign'): void {
+    const mark = (map: Map<string, Set<string>>, on: boolean) => {
+      let set = map.get(kind);
+      if (!set) map.set(kind, (set = new Set()));
+      if (on) set.add(name);
+      else set.delete(name);
+    };
+    mark(this.desired, state !== 'undesired');
+    mark(this.applied, state === 'applied');
+    mark(this.foreign, state === 'foreign');
+  }
+
+  nodeSubnet(nodeUid: string, allocated: boolean): void {
+    if (allocated) this.unallocated.delete(nodeUid);
+    else this.unallocated.add(nodeUid);
+  }
+
+  /** A new leader term starts from nothing known. */
+  reset(): void {
+    for (const map of [this.desired, this.applied, this.foreign]) for (const set of map.values()) set.clear();
+    this.unallocated.clear();
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * `elan/<ip>:<ns>` and `vpn/<name>`: the instances pods attach to.
+ *
+ * Created on first need (a pod on the pod network in that namespace, on that node for an
+ * ELAN); once unneeded, deleted after the grace period, and only when no interface in ODL
+ * still refers to them (the pods' reconciles delete those first). After a create, the pods
+ * that were waiting for the instance are enqueued.
+ */
+import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
+import {
+  allocateRouteDistinguishers,
+  nodeInternalIp,
+  recoverRouteDistinguishers,
+  translateElanInstance,
+  translateVpnInstance,
+  vpnName,
+  vpnRouteDistinguisher,
+} from '../netvirt/index.js';
+import type { ReconcileOutcome, WriteGuard } from './backend.js';
+import { onNetwork, reportCollision, type NetvirtContext } from './netvirt-context.js';
+import { podKey, podKeyOfInterface } from './netvirt-keys.js';
+
+const keyOf = (pod: V1Pod) => podKey(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
+
+/**
+ * Deletes an unneeded instance once its grace period is over and nothing refers to it.
+ * `referrers` are interface names in ODL that still use it.
+ */
+async function retire(
+  c: NetvirtContext,
+  key: string,
+  kind: 'elanInstance' | 'vpnInstance',
+  name: string,
+  referrers: string[],
+  guard: WriteGuard,
+): Promise<ReconcileOutcome> {
+  const decision = c.writer.decide(kind, name, undefined);
+  if (decision.action !== 'delete-candidate') {
+    // Absent, or not ours: nothing to retire.
+    c.grace.needed(key);
+    c.metrics.objectState(kind, name, 'undesired');
+    return { result: 'synced' };
+  }
+  const remaining = c.grace.remaining(key);
+  if (remaining > 0) return { result: 'grace', retryAfterMs: remaining };
+  const referrerKind = kind === 'elanInstance' ? 'elanInterface' : 'vpnInterface';
+  const ours = referrers.filter(
+    (ifName) => c.writer.decide(referrerKind, ifName, undefined).action === 'delete-candidate',
+  );
+  if (ours.length > 0) {
+    // Their pods are gone too (or going): make sure they are reconciled, then look again.
+    for (const ifName of ours) {
+      const pk = podKeyOfInterface(ifName);
+      if (pk) c.enqueue(pk);
+    }
+    c.logger.debug('instance unneeded but still referred to; waiting', {
+      kind,
+      name,
+      referrers: ours.length,
+    });
+    return { result: 'waiting', retryAfterMs: c.settings.waitRetryMs };
+  }
+  if (referrers.length > 0) {
+    // Someone else's interfaces use it: deleting it would break them. Keep it, say so, look again later.
+    c.logger.warn('unneeded instance kept: interfaces odlcoe does not own refer to it', {
+      kind,
+      name,
+      referrers: referrers.slice(0, 5),
+    });
+    return { result: 'foreign', retryAfterMs: c.settings.slowRetryMs };
+  }
+  await c.writer.converge(kind, name, undefined, guard, { deleteAllowed: true });
+  c.grace.needed(key);
+  return { result: 'synced' };
+}
+
+// ---------------------------------------------------------------------------------------------
+// ELAN: one per node × namespace
+
+function elanNeed(
+  c: NetvirtContext,
+  nodeIp: string,
+  ns: string,
+): { node: V1Node; namespace: V1Namespace; pods: V1Pod[] } | 'keep' | undefined {
+  const pods = onNetwork(c.view.podsInNamespace(ns));
+  if (pods.length === 0) return undefined;
+  const namespace = c.view.namespace(ns);
+  const nodes = c.view.nodesWithIp(nodeIp);
+  const here = pods.filter((p) => nodes.some((n) => n.metadata?.name === p.spec?.nodeName));
+  // A pod whose node is unknown or has no InternalIP might be on this ELAN's node: keep it.
+  const unplaced = pods.some((p) => {
+    const node = p.spec?.nodeName ? c.view.node(p.spec.nodeName) : undefined;
+    return !node || !nodeInternalIp(node);
+  });
+  if (here.length === 0) return unplaced ? 'keep' : undefined;
+  if (!namespace) return 'keep';
+  const nodeName = here[0]?.spec?.nodeName;
+  const node = nodes.find((n) => n.metadata?.name === nodeName);
+  return node ? { node, namespace, pods: here } : 'keep';
+}
+
+export async function reconcileElan(
+  c: NetvirtContext,
+  key: string,
+  elanName: string,
+  nodeIp: string,
+  ns: string,
+  guard: WriteGuard,
+): Promise<ReconcileOutcome> {
+  const need = elanNeed(c, nodeIp, ns);
+  if (need === 'keep') {
+    c.grace.needed(key);
+    return { result: 'deferred' };
+  }
+  if (need === undefined) {
+    const referrers = [...c.state.values('elanInterface')]
+      .filter((e) => e.elanInstanceName === elanName)
+      .map((e) => e.name);
+    return retire(c, key, 'elanInstance', elanName, referrers, guard);
+  }
+  c.grace.needed(key);
+  const desired = translateElanInstance(need.node, need.namespace, c.translate);
+  if (desired.name !== elanName) throw new Error(`ELAN key ${key} translates to ${desired.name}`);
+  const result = await c.writer.converge('elanInstance', elanName, desired, guard);
+  if (result.state === 'foreign') {
+    reportCollision(c, 'elanInstance', elanName, result.reason, {
+      kind: 'Namespace',
+      name: ns,
+      uid: need.namespace.metadata?.uid,
+    });
+    return { result: 'foreign', retryAfterMs: c.settings.slowRetryMs };
+  }
+  if (result.state === 'written') for (const pod of need.pods) c.enqueue(keyOf(pod));
+  return { result: 'synced' };
+}
+
+// ---------------------------------------------------------------------------------------------
+// VPN: one per namespace
+
+/** The namespace whose VPN is `name` (the name itself unless it had to be shortened). */
+function namespaceOfVpn(c: NetvirtContext, name: string): string | undefined {
+  const candidates = [
+    name,
+    ...c.view.namespacesWithPods(),
+    ...c.view.namespaces.list().map((n) => n.metadata?.name ?? ''),
+  ];
+  return candidates.find((ns) => ns !== '' && vpnName(ns) === name);
+}
+
+/**
+ * The namespace's RD: the one its VPN has in ODL, else one reserved earlier in this term, else
+ * the lowest free one. Synchronous, so two VPN reconciles running at once cannot pick the same.
+ */
+function routeDistinguisher(c: NetvirtContext, ns: string): { rd: string; reassigned: boolean } {
+  const existing = recoverRouteDistinguishers(c.state.values('vpnInstance'), [ns], c.owner);
+  // RDs of VPNs that are not ours are taken too: ODL keys VPN state by RD, whoever wrote it.
+  const known = new Set(existing.values());
+  for (const vpn of c.state.values('vpnInstance')) {
+    const rd = vpnRouteDistinguisher(vpn);
+    if (rd !== undefined && !known.has(rd)) existing.set(`foreign-vpn:${vpn.name}`, rd);
+  }
+  for (const [reservedNs, rd] of c.rdReservations)
+    if (!existing.has(reservedNs)) existing.set(reservedNs, rd);
+  const { byNamespace, reassigned } = allocateRouteDistinguishers([ns], existing, {
+    administrator: c.settings.rdAdministrator,
+  });
+  const rd = byNamespace.get(ns);
+  if (rd === undefined) throw new Error(`no route distinguisher allocated for namespace ${ns}`);
+  c.rdReservations.set(ns, rd);
+  return { rd, reassigned: reassigned.includes(ns) };
+}
+
+export async function reconcileVpn(
+  c: NetvirtContext,
+  key: string,
+  name: string,
+  guard: WriteGuard,
+): Promise<ReconcileOutcome> {
+  const ns = namespaceOfVpn(c, name);
+  const pods = ns === undefined ? [] : onNetwork(c.view.podsInNamespace(ns));
+  const namespace = ns === undefined ? undefined : c.view.namespace(ns);
+  if (pods.length > 0 && !namespace) {
+    // Pods of a namespace not known yet (cache order): keep its VPN.
+    c.grace.needed(key);
+    return { result: 'deferred' };
+  }
+  if (pods.length === 0 || !namespace || ns === undefined) {
+    const referrers = [...c.state.values('vpnInterface')]
+      .filter((v) => v.vpnInstanceNames.some((n) => n.vpnName === name))
+      .map((v) => v.name);
+    const outcome = await retire(c, key, 'vpnInstance', name, referrers, guard);
+    if (ns !== undefined && outcome.result === 'synced' && !c.state.get('vpnInstance', name))
+      c.rdReservations.delete(ns);
+    return outcome;
+  }
+  c.grace.needed(key);
+  const { rd, reassigned } = routeDistinguisher(c, ns);
+  if (reassigned)
+    c.logger.warn('VPN route distinguisher is shared with another namespace; giving this one a new RD', {
+      namespace: ns,
+      vpn: name,
+      rd,
+    });
+  const desired = translateVpnInstance(namespace, rd, c.translate);
+  const result = await c.writer.converge('vpnInstance', name, desired, guard);
+  if (result.state === 'foreign') {
+    reportCollision(c, 'vpnInstance', name, result.reason, {
+      kind: 'Namespace',
+      name: ns,
+      uid: namespace.metadata?.uid,
+    });
+    return { result: 'foreign', retryAfterMs: c.settings.slowRetryMs };
+  }
+  if (result.state === 'written') for (const pod of pods) c.enqueue(keyOf(pod));
+  return { result: 'synced' };
+}

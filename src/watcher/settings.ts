@@ -1,0 +1,54 @@
+/**
+ * The watcher's resolved settings (after file, environment and flags were merged and
+ * validated by config.ts). Durations are milliseconds.
+ */
+import type { Profile } from '../netvirt/profile.js';
+import type { Dialect } from '../restconf/path.js';
+
+/** Where node pod subnets come from (see docs/watcher.md). */
+export type SubnetSource = 'odl' | 'podCIDR' | 'allocate';
+export const SUBNET_SOURCES: readonly SubnetSource[] = ['odl', 'podCIDR', 'allocate'];
+
+export interface WatcherSettings {
+  /** DNS-1123 label; goes into every ownership marker. */
+  clusterName: string;
+  profile: Profile;
+  dialect: Dialect;
+  /** Route target every namespace VPN imports and exports. */
+  routeTarget: string;
+  /** RD administrator (AS number or IPv4) under which namespace VPN RDs are allocated. */
+  rdAdministrator: string;
+  subnetSource: SubnetSource;
+  /** `allocate` only: the range node subnets are carved from. */
+  clusterCidr?: string;
+  /** `allocate` only: the prefix length of each node subnet. */
+  nodePrefixLength?: number;
+  /** An unneeded VPN/ELAN instance is deleted after this long. Restarts with the process. */
+  gracePeriodMs: number;
+  /** Full resync (re-read ODL, reconcile every key) interval; 0 disables it. */
+  resyncPeriodMs: number;
+  /** `odl` subnet source: how often a node without a pod-cidr in ODL is looked up again. */
+  subnetPollMs: number;
+  /** A key held by a foreign ODL object (or a used-up subnet pool) is looked at again after this. */
+  slowRetryMs: number;
+  /** A key waiting for a precondition (an instance, interfaces to go) is looked at again after this. */
+  waitRetryMs: number;
+  /** Concurrent reconciles. */
+  workers: number;
+  /** Drain bound on SIGTERM. */
+  shutdownTimeoutMs: number;
+}
+
+/** Defaults for everything a deployment rarely changes. */
+export const DEFAULT_SETTINGS = {
+  routeTarget: '64512:1',
+  rdAdministrator: '64512',
+  subnetSource: 'odl',
+  gracePeriodMs: 5 * 60_000,
+  resyncPeriodMs: 10 * 60_000,
+  subnetPollMs: 10_000,
+  slowRetryMs: 60_000,
+  waitRetryMs: 2_000,
+  workers: 8,
+  shutdownTimeoutMs: 20_000,
+} as const satisfies Partial<WatcherSettings>;

@@ -1,0 +1,459 @@
+/**
+ * The watcher's core: informers (always running, so a standby's caches are warm), leader
+ * election, and per leader term a work queue that drives the backend's reconcilers.
+ *
+ * A leader term: wait for every informer's first sync (nothing is deleted from ODL before
+ * that), read ODL (retrying until it answers), enqueue every key the cluster needs or ODL holds
+ * (start-up convergence and garbage collection are the same thing), start the workers, and
+ * resync periodically (re-read ODL, re-enqueue everything: catches drift made by hand).
+ * Losing the lease ends the term at once: the term's signal aborts (checked before every
+ * write) and the queue shuts down without draining. SIGTERM drains with a bound, then
+ * releases the lease.
+ *
+ * `startWatcher` is also the programmatic entry for the benchmark and the sandbox:
+ * `ready()` (caches synced; as leader, ODL read and every key enqueued), `idle()` (as leader:
+ * every key reconciled and settled: nothing queued, running, failing or waiting for a
+ * precondition; grace periods and slow retries of foreign names do not count), `close()`.
+ */
+import { hostname } from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Backoff, sleep } from '../common/backoff.js';
+import { createLogger, errorMessage, type Logger } from '../common/log.js';
+import { createRegistry, type Registry } from '../common/metrics.js';
+import { startOpsServer, type OpsServer } from '../common/ops-server.js';
+import { LeaderElector } from '../k8s/leader-election.js';
+import { WorkQueue, type ReconcileResult } from '../queue/work-queue.js';
+import {
+  RestconfClient,
+  RestconfError,
+  type RestconfClientOptions,
+  type RequestSample,
+} from '../restconf/client.js';
+import { restconfMetrics } from '../restconf/metrics.js';
+import { keyKind, type Backend, type BackendContext, type WriteGuard } from './backend.js';
+import { ClusterView } from './cluster-view.js';
+import { KubeEventRecorder, type EventRecorder } from './events.js';
+import { WatcherMetrics } from './metrics.js';
+import { NetvirtBackend } from './netvirt-backend.js';
+import type { WatcherSettings } from './settings.js';
+
+export interface LeaderElectionOptions {
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+/** A backend by name, or a factory for one (a second backend plugs in here). */
+export type BackendChoice = 'netvirt' | ((ctx: BackendContext) => Backend);
+
+export interface WatcherOptions {
+  settings: WatcherSettings;
+  kubeConfig: KubeConfig;
+  /** RESTCONF connection; the dialect comes from the settings, metrics are hooked in here. */
+  odl: Omit<RestconfClientOptions, 'dialect' | 'onRequest' | 'logger'>;
+  /** Lease leader election; `false` (or absent): this instance always leads. */
+  leaderElection?: LeaderElectionOptions | false;
+  /** `/metrics`, `/healthz`, `/readyz`; absent: not served. Port 0 picks a free port. */
+  ops?: { host?: string; port: number };
+  backend?: BackendChoice;
+  registry?: Registry;
+  logger?: Logger;
+  /** Replaces the Kubernetes Event recorder (tests). */
+  events?: EventRecorder;
+  /** Informer watch timeouts in seconds (tests shorten them). */
+  informerWatchTimeoutSeconds?: [number, number];
+  /** Called when the watcher cannot go on (a leader term failed to start); main exits. */
+  onFatal?: (err: Error) => void;
+}
+
+export interface CloseOptions {
+  /**
+   * `false` (default): SIGTERM semantics, drain the queue (bounded by the settings'
+   * shutdownTimeoutMs), then release the lease. `true`: stop at once, as close to a crash as
+   * an in-process watcher gets (writes in flight are cut, nothing is drained).
+   */
+  abrupt?: boolean;
+}
+
+export interface Watcher {
+  ready(): Promise<void>;
+  idle(): Promise<void>;
+  close(options?: CloseOptions): Promise<void>;
+  isLeader(): boolean;
+  /** Re-read ODL and reconcile every key now (what the periodic resync does). */
+  resync(): Promise<void>;
+  readonly backend: Backend;
+  readonly registry: Registry;
+  readonly view: ClusterView;
+  /** The ops server's port, when one is served. */
+  readonly opsPort: number | undefined;
+}
+
+export function defaultIdentity(): string {
+  return `${hostname()}_${process.pid}`;
+}
+
+/**
+ * The overall bound on retries (per-key backoff comes on top). client-go's 10/s would take
+ * minutes to retry a few thousand keys after an ODL outage, during which nothing converges;
+ * 50/s with bursts of 500 still keeps a failing ODL from being hammered.
+ */
+const RETRY_RATE_LIMIT = { perSecond: 50, burst: 500 };
+
+/** How long the informers may fail before `/readyz` says Kubernetes is unreachable, and `/healthz` gives up. */
+const KUBE_UNREADY_MS = 30_000;
+const KUBE_DEAD_MS = 5 * 60_000;
+
+/** One leader term: its abort signal, its queue, and which keys are not settled yet. */
+class Term {
+  readonly abort = new AbortController();
+  queue: WorkQueue | undefined;
+  loaded = false;
+  resyncTimer: NodeJS.Timeout | undefined;
+  ending: Promise<void> | undefined;
+  /** key → sequence of its latest add; a key is settled once a run that began after it ends settled. */
+  private readonly pending = new Map<string, number>();
+  private readonly runningSince = new Map<string, number>();
+  private seq = 0;
+  private idleWaiters: (() => void)[] = [];
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  add(key: string): void {
+    if (!this.queue || this.signal.aborted) return;
+    this.pending.set(key, ++this.seq);
+    this.queue.add(key);
+  }
+
+  began(key: string): void {
+    this.runningSince.set(key, this.pending.get(key) ?? this.seq);
+  }
+
+  ended(key: string, settled: boolean): void {
+    const since = this.runningSince.get(key) ?? 0;
+    this.runningSince.delete(key);
+    if (settled && (this.pending.get(key) ?? 0) <= since) this.pending.delete(key);
+    this.checkIdle();
+  }
+
+  isIdle(): boolean {
+    return this.loaded && this.pending.size === 0;
+  }
+
+  idle(): Promise<void> {
+    if (this.isIdle() || this.signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  checkIdle(): void {
+    if (!this.isIdle() && !this.signal.aborted) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+}
+
+export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
+  const { settings } = options;
+  const logger = options.logger ?? createLogger('watcher');
+  const registry = options.registry ?? createRegistry();
+  const metrics = new WatcherMetrics(registry);
+  const identity = options.leaderElection ? options.leaderElection.identity : defaultIdentity();
+
+  let lastOdlAnswer: 'ok' | 'unreachable' | undefined;
+  const recordRestconf = restconfMetrics(registry);
+  const client = new RestconfClient({
+    ...options.odl,
+    dialect: settings.dialect,
+    logger,
+    onRequest: (sample: RequestSample) => {
+      recordRestconf(sample);
+      lastOdlAnswer = typeof sample.status === 'number' && sample.status < 500 ? 'ok' : 'unreachable';
+    },
+  });
+  const view = new ClusterView({
+    kubeConfig: options.kubeConfig,
+    registry,
+    logger,
+    ...(options.informerWatchTimeoutSeconds
+      ? { watchTimeoutSeconds: options.informerWatchTimeoutSeconds }
+      : {}),
+  });
+  const events = options.events ?? new KubeEventRecorder(options.kubeConfig, logger, identity);
+
+  let term: Term | undefined;
+  let closing = false;
+  const backendContext: BackendContext = {
+    settings,
+    view,
+    client,
+    events,
+    metrics,
+    enqueue: (key) => term?.add(key),
+    logger,
+  };
+  const choice = options.backend ?? 'netvirt';
+  const backend: Backend =
+    typeof choice === 'function' ? choice(backendContext) : createBackend(choice, backendContext);
+
+  view.onChange((change) => {
+    const t = term;
+    if (!t?.queue) return;
+    for (const key of backend.keysFor(change)) t.add(key);
+  });
+
+  let readyWaiters: (() => void)[] = [];
+  const isReady = () => view.hasSynced() && (!term || term.loaded);
+  const checkReady = () => {
+    if (!isReady()) return;
+    const waiters = readyWaiters;
+    readyWaiters = [];
+    for (const w of waiters) w();
+  };
+
+  async function reconcileKey(
+    t: Term,
+    key: string,
+    queueSignal: AbortSignal,
+  ): Promise<ReconcileResult | void> {
+    const guard: WriteGuard = {
+      check() {
+        if (t.signal.aborted) throw t.signal.reason ?? new Error('leader term ended');
+        if (queueSignal.aborted) throw queueSignal.reason ?? new Error('work queue stopped');
+      },
+    };
+    const kind = keyKind(key);
+    const stopTimer = metrics.reconcileDuration.startTimer({ kind });
+    t.began(key);
+    try {
+      const outcome = await backend.reconcile(key, guard);
+      metrics.reconciles.inc({ kind, result: outcome.result });
+      t.ended(key, outcome.result !== 'waiting');
+      return 'retryAfterMs' in outcome ? { requeueAfterMs: outcome.retryAfterMs } : undefined;
+    } catch (err) {
+      metrics.reconciles.inc({ kind, result: 'error' });
+      t.ended(key, false);
+      if (err instanceof RestconfError && err.status !== undefined && err.status >= 400 && err.status < 500) {
+        // A 4xx is not transient: the queue's per-key backoff keeps it from a hot loop.
+        logger.warn('ODL refused a write', {
+          key,
+          status: err.status,
+          errorTag: err.errorTag,
+          error: err.message,
+        });
+      }
+      throw err;
+    } finally {
+      stopTimer();
+    }
+  }
+
+  async function loadUntilDone(t: Term, fresh: boolean): Promise<void> {
+    const backoff = new Backoff({ initialMs: 500, maxMs: 30_000 });
+    for (;;) {
+      t.signal.throwIfAborted();
+      try {
+        await backend.load(fresh);
+        return;
+      } catch (err) {
+        if (t.signal.aborted) throw t.signal.reason;
+        const delayMs = backoff.next();
+        logger.warn('cannot read ODL state; retrying', { error: errorMessage(err), delayMs });
+        await sleep(delayMs, t.signal);
+      }
+    }
+  }
+
+  async function resync(t: Term): Promise<void> {
+    if (t.signal.aborted || !t.loaded) return;
+    try {
+      await backend.load(false);
+      let keys = 0;
+      for (const key of backend.allKeys()) {
+        t.add(key);
+        keys += 1;
+      }
+      metrics.resyncs.inc({ result: 'ok' });
+      logger.info('resync: ODL re-read, every key queued', { keys });
+    } catch (err) {
+      metrics.resyncs.inc({ result: 'error' });
+      if (!t.signal.aborted) logger.warn('resync failed; the next one retries', { error: errorMessage(err) });
+    }
+  }
+
+  function scheduleResync(t: Term): void {
+    if (settings.resyncPeriodMs <= 0 || t.signal.aborted) return;
+    t.resyncTimer = setTimeout(() => {
+      void resync(t).finally(() => scheduleResync(t));
+    }, settings.resyncPeriodMs);
+  }
+
+  async function lead(t: Term): Promise<void> {
+    logger.info('leader term starting: waiting for caches, then reading ODL');
+    await view.waitForSync(t.signal);
+    await loadUntilDone(t, true);
+    const queue = new WorkQueue<string>({
+      name: `watcher-${backend.name}`,
+      workers: settings.workers,
+      reconcile: (key, signal) => reconcileKey(t, key, signal),
+      rateLimit: RETRY_RATE_LIMIT,
+      registry,
+      logger,
+    });
+    t.queue = queue;
+    let keys = 0;
+    for (const key of backend.allKeys()) {
+      t.add(key);
+      keys += 1;
+    }
+    t.loaded = true;
+    queue.start();
+    logger.info('leader term started: converging', { keys, workers: settings.workers });
+    scheduleResync(t);
+    checkReady();
+    t.checkIdle();
+  }
+
+  /** Resolves when the last term has ended (its queue stopped), so terms never overlap. */
+  let previousTermEnded: Promise<void> = Promise.resolve();
+
+  function startTerm(leaderSignal?: AbortSignal): void {
+    const t = new Term();
+    const prior = previousTermEnded;
+    term = t;
+    leaderSignal?.addEventListener('abort', () => void endTerm(t, false), { once: true });
+    prior
+      .then(() => lead(t))
+      .catch((err: unknown) => {
+        if (t.signal.aborted) return;
+        // A leader that cannot work must not keep the lease: give up loudly.
+        logger.error('leader term failed to start', { error: errorMessage(err) });
+        void endTerm(t, false).then(() =>
+          options.onFatal?.(err instanceof Error ? err : new Error(String(err))),
+        );
+      });
+  }
+
+  /** Ends a term: drain (SIGTERM) or abort at once (lost lease, abrupt close). */
+  function endTerm(t: Term, drain: boolean): Promise<void> {
+    if (!t.ending) {
+      t.ending = endTermOnce(t, drain);
+      previousTermEnded = t.ending;
+    }
+    return t.ending;
+  }
+
+  async function endTermOnce(t: Term, drain: boolean): Promise<void> {
+    if (t.resyncTimer) clearTimeout(t.resyncTimer);
+    if (drain && t.queue && !t.signal.aborted) {
+      logger.info('draining the work queue', { timeoutMs: settings.shutdownTimeoutMs });
+      await t.queue.shutdown({ drain: true, timeoutMs: settings.shutdownTimeoutMs });
+    }
+    t.abort.abort(new Error(drain ? 'watcher stopping' : 'leadership lost'));
+    await t.queue?.shutdown({ drain: false });
+    t.checkIdle();
+    if (term === t) term = undefined;
+    if (!closing) logger.warn('leader term ended; standing by');
+    checkReady();
+  }
+
+  // The ops server first: if its port is taken, nothing else has started yet.
+  let ops: OpsServer | undefined;
+  if (options.ops) {
+    ops = await startOpsServer({
+      host: options.ops.host,
+      port: options.ops.port,
+      registry,
+      logger,
+      liveness: () => view.stalledMs() < KUBE_DEAD_MS,
+      readiness: [
+        { name: 'kubernetes', check: () => view.stalledMs() < KUBE_UNREADY_MS },
+        { name: 'caches-synced', check: () => view.hasSynced() },
+        // A standby does not talk to ODL; it is ready to take over with warm caches.
+        { name: 'odl', check: () => !term || lastOdlAnswer !== 'unreachable' },
+        { name: 'odl-state-loaded', check: () => !term || term.loaded },
+      ],
+    });
+  }
+
+  view.start();
+
+  let elector: LeaderElector | undefined;
+  if (options.leaderElection) {
+    const le = options.leaderElection;
+    elector = new LeaderElector({
+      kubeConfig: options.kubeConfig,
+      namespace: le.namespace,
+      name: le.name,
+      identity: le.identity,
+      ...(le.leaseDurationMs !== undefined ? { leaseDurationMs: le.leaseDurationMs } : {}),
+      ...(le.renewDeadlineMs !== undefined ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
+      ...(le.retryPeriodMs !== undefined ? { retryPeriodMs: le.retryPeriodMs } : {}),
+      onStartedLeading: (signal) => startTerm(signal),
+      onStoppedLeading: () => undefined,
+      registry,
+      logger,
+    });
+    void elector
+      .run()
+      .catch((err: unknown) => logger.error('leader election stopped', { error: errorMessage(err) }));
+  } else {
+    startTerm();
+  }
+  void view.waitForSync().then(checkReady, () => undefined);
+
+  const isLeader = () => term !== undefined && !term.signal.aborted;
+  const ready = () =>
+    isReady() ? Promise.resolve() : new Promise<void>((resolve) => readyWaiters.push(resolve));
+
+  return {
+    backend,
+    registry,
+    view,
+    opsPort: ops?.port,
+    isLeader,
+    ready,
+    async idle() {
+      await ready();
+      await term?.idle();
+    },
+    async resync() {
+      if (term) await resync(term);
+    },
+    async close(closeOptions: CloseOptions = {}) {
+      if (closing) return;
+      closing = true;
+      const t = term;
+      if (closeOptions.abrupt) {
+        // Cut writes in flight first: nothing more reaches ODL from this instance.
+        client.close();
+        if (t) await endTerm(t, false);
+      } else if (t) {
+        await endTerm(t, true);
+      }
+      await elector?.stop();
+      await view.stop();
+      client.close();
+      if (events instanceof KubeEventRecorder) await events.flush();
+      await ops?.close();
+      for (const w of readyWaiters) w();
+      readyWaiters = [];
+      logger.info('watcher stopped');
+    },
+  };
+}
+
+/** The backends this build knows by name. */
+export function createBackend(name: string, ctx: BackendContext): Backend {
+  switch (name) {
+    case 'netvirt':
+      return new NetvirtBackend(ctx);
+    default:
+      throw new Error(`unknown backend ${JSON.stringify(name)} (known: netvirt)`);
+  }
+}
