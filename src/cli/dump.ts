@@ -1,0 +1,272 @@
+/**
+ * `odlcoectl dump`: what this cluster owns in ODL, as a tree: VPN (namespace) → ELAN (node ×
+ * namespace) → interfaces (pods), plus the k8s-node entries. Reads ODL only. Foreign entries
+ * are left out (counted), entries that do not parse are reported; pieces that do not hang
+ * together (an ELAN whose namespace has no VPN, an interface whose ELAN is not ours) are
+ * listed on their own instead of being dropped, since that is exactly what an operator looks for.
+ *
+ * The JSON shape is documented in docs/cli.md and stable: arrays sorted by name, absent values
+ * as null, and only leaves odlcoe writes (nothing ODL allocates, such as elan-tag), so two
+ * dumps of the same state are byte-identical.
+ */
+import {
+  parseOwnershipMarker,
+  vpnName,
+  vpnRouteDistinguisher,
+  type ElanInterface,
+  type OwnerContext,
+  type VpnInterface,
+} from '../netvirt/index.js';
+import { ODL_KINDS, type OdlKind, type OdlState, type UnparsedEntry } from '../watcher/odl-state.js';
+import { KIND_LABEL, ownedEntries, ownershipOf } from './odl-objects.js';
+import { cell, indent, plural, table } from './render.js';
+
+export interface DumpAdjacency {
+  /** `ip_address`: the pod IP with `/32` or `/128`. */
+  ipPrefix: string;
+  mac: string | null;
+  subnetId: string | null;
+  gatewayIp: string | null;
+}
+
+export interface DumpInterface {
+  /** `<namespace>:<pod>`: the ietf-interface name, also the OVS iface-id. */
+  name: string;
+  namespace: string;
+  pod: string;
+  /** From the ownership marker. */
+  podUid: string | null;
+  /** From the elan-interface's static MAC entry. */
+  ip: string | null;
+  mac: string | null;
+  /** The elan-interface's ELAN; null when the pod has no elan-interface. */
+  elanInstance: string | null;
+  /** The vpn-interface's VPN; null when the pod has no vpn-interface. */
+  vpn: string | null;
+  /** The primary adjacency; null without a vpn-interface (or one without a primary adjacency). */
+  adjacency: DumpAdjacency | null;
+}
+
+export interface DumpElan {
+  name: string;
+  nodeIp: string;
+  namespace: string;
+  nodeUid: string | null;
+  namespaceUid: string | null;
+  segmentType: string | null;
+  interfaces: DumpInterface[];
+}
+
+export interface DumpVpn {
+  name: string;
+  /** The namespace it serves, when it can be told (its name, or the namespace of its ELANs/interfaces). */
+  namespace: string | null;
+  routeDistinguisher: string | null;
+  elans: DumpElan[];
+}
+
+export interface DumpK8sNode {
+  uid: string;
+  hostName: string | null;
+  internalIp: string | null;
+  externalIp: string | null;
+  podCidr: string | null;
+}
+
+export interface DumpTree {
+  cluster: string;
+  profile: string;
+  vpns: DumpVpn[];
+  /** Owned ELANs whose namespace has no owned VPN. */
+  elansWithoutVpn: DumpElan[];
+  /** Owned interfaces whose elan-interface is missing or names an ELAN that is not ours. */
+  interfacesWithoutElan: DumpInterface[];
+  k8sNodes: DumpK8sNode[];
+  /** Entries left out because another owner holds them, per kind (`ietf-interface`, ...). */
+  foreign: Record<string, number>;
+  unparsed: { kind: string; name: string; error: string }[];
+}
+
+const byName = <T extends { name: string }>(a: T, b: T) => a.name.localeCompare(b.name);
+
+/** `<node ip>:<namespace>` split at the last `:` (IPv6 node IPs contain colons, namespaces never). */
+function splitElanName(name: string): { nodeIp: string; namespace: string } {
+  const i = name.lastIndexOf(':');
+  return i < 0 ? { nodeIp: '', namespace: name } : { nodeIp: name.slice(0, i), namespace: name.slice(i + 1) };
+}
+
+/** `<namespace>:<pod>` split at the first `:` (namespaces never contain one). */
+function splitInterfaceName(name: string): { namespace: string; pod: string } {
+  const i = name.indexOf(':');
+  return i < 0 ? { namespace: '', pod: name } : { namespace: name.slice(0, i), pod: name.slice(i + 1) };
+}
+
+function adjacencyOf(v: VpnInterface | undefined): DumpAdjacency | null {
+  const a = v?.adjacencies.find((x) => x.adjacencyType === 'primary-adjacency');
+  if (!a) return null;
+  return {
+    ipPrefix: a.ipAddress,
+    mac: a.macAddress ?? null,
+    subnetId: a.subnetId ?? null,
+    gatewayIp: a.subnetGatewayIp ?? null,
+  };
+}
+
+function interfaceOf(
+  name: string,
+  description: string | undefined,
+  elanIf: ElanInterface | undefined,
+  vpnIf: VpnInterface | undefined,
+): DumpInterface {
+  const { namespace, pod } = splitInterfaceName(name);
+  const mac = elanIf?.staticMacEntries?.[0];
+  return {
+    name,
+    namespace,
+    pod,
+    podUid: parseOwnershipMarker(description)?.uid ?? null,
+    ip: mac?.ipPrefix ?? null,
+    mac: mac?.macAddress ?? null,
+    elanInstance: elanIf?.elanInstanceName ?? null,
+    vpn: vpnIf?.vpnInstanceNames[0]?.vpnName ?? null,
+    adjacency: adjacencyOf(vpnIf),
+  };
+}
+
+export function buildDump(
+  state: OdlState,
+  owner: OwnerContext,
+  unparsed: readonly UnparsedEntry[],
+): DumpTree {
+  const ifaces = ownedEntries(state, 'interface', owner);
+  const elanIfs = new Map(ownedEntries(state, 'elanInterface', owner).map((e) => [e.name, e]));
+  const vpnIfs = new Map(ownedEntries(state, 'vpnInterface', owner).map((e) => [e.name, e]));
+  const elans = ownedEntries(state, 'elanInstance', owner);
+  const vpns = ownedEntries(state, 'vpnInstance', owner);
+
+  const elanNodes = new Map<string, DumpElan>();
+  for (const e of elans) {
+    const { nodeIp, namespace } = splitElanName(e.name);
+    // The marker uid of an ELAN is `<node uid>/<namespace uid>` (elanMarkerUid).
+    const uids = parseOwnershipMarker(e.description)?.uid.split('/');
+    elanNodes.set(e.name, {
+      name: e.name,
+      nodeIp,
+      namespace,
+      nodeUid: uids?.[0] ?? null,
+      namespaceUid: uids?.[1] ?? null,
+      segmentType: e.segmentType ?? null,
+      interfaces: [],
+    });
+  }
+  const interfacesWithoutElan: DumpInterface[] = [];
+  for (const i of ifaces) {
+    const node = interfaceOf(i.name, i.description, elanIfs.get(i.name), vpnIfs.get(i.name));
+    const elan = node.elanInstance === null ? undefined : elanNodes.get(node.elanInstance);
+    if (elan) elan.interfaces.push(node);
+    else interfacesWithoutElan.push(node);
+  }
+
+  const vpnNodes = new Map<string, DumpVpn>();
+  for (const v of vpns) {
+    vpnNodes.set(v.name, {
+      name: v.name,
+      namespace: v.name.includes('.') ? null : v.name,
+      routeDistinguisher: vpnRouteDistinguisher(v) ?? null,
+      elans: [],
+    });
+  }
+  const elansWithoutVpn: DumpElan[] = [];
+  for (const elan of elanNodes.values()) {
+    elan.interfaces.sort(byName);
+    const vpn = vpnNodes.get(vpnName(elan.namespace || '?'));
+    if (vpn) {
+      vpn.elans.push(elan);
+      // A shortened VPN name does not say its namespace; its ELANs do.
+      vpn.namespace ??= elan.namespace;
+    } else elansWithoutVpn.push(elan);
+  }
+  for (const vpn of vpnNodes.values()) vpn.elans.sort(byName);
+
+  const k8sNodes: DumpK8sNode[] = ownedEntries(state, 'k8sNode', owner)
+    .map((n) => ({
+      uid: n.uid,
+      hostName: n.hostName ?? null,
+      internalIp: n.internalIpAddress ?? null,
+      externalIp: n.externalIpAddress ?? null,
+      podCidr: n.podCidr ?? null,
+    }))
+    .sort((a, b) => a.uid.localeCompare(b.uid));
+
+  const foreign: Record<string, number> = {};
+  const ietf = (name: string) => state.get('interface', name);
+  for (const kind of ODL_KINDS) {
+    const count = [...state.values(kind)].filter(
+      (e) => ownershipOf(kind as OdlKind, e, owner, ietf).owner === 'foreign',
+    ).length;
+    if (count > 0) foreign[KIND_LABEL[kind]] = count;
+  }
+
+  return {
+    cluster: owner.clusterName,
+    profile: owner.profile,
+    vpns: [...vpnNodes.values()].sort(byName),
+    elansWithoutVpn: elansWithoutVpn.sort(byName),
+    interfacesWithoutElan: interfacesWithoutElan.sort(byName),
+    k8sNodes,
+    foreign,
+    unparsed: unparsed
+      .map((u) => ({ kind: KIND_LABEL[u.kind], name: u.name, error: u.error }))
+      .sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name)),
+  };
+}
+
+function renderInterface(i: DumpInterface): string {
+  const adj = i.adjacency
+    ? `adjacency ${i.adjacency.ipPrefix} mac ${cell(i.adjacency.mac)} gw ${cell(i.adjacency.gatewayIp)}`
+    : 'no vpn-interface';
+  return `interface ${i.name}  ip ${cell(i.ip)}  mac ${cell(i.mac)}  ${adj}${i.vpn && i.adjacency ? ` (vpn ${i.vpn})` : ''}`;
+}
+
+function renderElan(e: DumpElan): string {
+  const lines = [
+    `elan ${e.name}  (node ${e.nodeIp}, namespace ${e.namespace}, ${plural(e.interfaces.length, 'interface')})`,
+  ];
+  for (const i of e.interfaces) lines.push(indent(renderInterface(i)));
+  return lines.join('\n');
+}
+
+export function renderDump(t: DumpTree): string {
+  const out: string[] = [`ODL objects owned by cluster ${t.cluster} (${t.profile})`, ''];
+  if (t.vpns.length === 0) out.push('No VPN instances.');
+  for (const v of t.vpns) {
+    out.push(`vpn ${v.name}  (namespace ${cell(v.namespace)}, rd ${cell(v.routeDistinguisher)})`);
+    for (const e of v.elans) out.push(indent(renderElan(e)));
+  }
+  if (t.elansWithoutVpn.length > 0) {
+    out.push('', 'ELAN instances whose namespace has no VPN of ours:');
+    for (const e of t.elansWithoutVpn) out.push(indent(renderElan(e)));
+  }
+  if (t.interfacesWithoutElan.length > 0) {
+    out.push('', 'Interfaces without an ELAN of ours:');
+    for (const i of t.interfacesWithoutElan) out.push(indent(renderInterface(i)));
+  }
+  out.push('', `k8s-nodes: ${t.k8sNodes.length}`);
+  if (t.k8sNodes.length > 0)
+    out.push(
+      indent(
+        table(
+          ['UID', 'HOST', 'INTERNAL IP', 'POD CIDR'],
+          t.k8sNodes.map((n) => [n.uid, cell(n.hostName), cell(n.internalIp), cell(n.podCidr)]),
+        ),
+      ),
+    );
+  const foreign = Object.entries(t.foreign);
+  if (foreign.length > 0)
+    out.push('', `Not shown (owned by someone else): ${foreign.map(([k, n]) => `${n} ${k}`).join(', ')}`);
+  if (t.unparsed.length > 0) {
+    out.push('', 'Entries that do not parse (ownership unknown):');
+    for (const u of t.unparsed) out.push(`  ${u.kind} ${u.name}: ${u.error}`);
+  }
+  return out.join('\n');
+}

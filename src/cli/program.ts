@@ -1,0 +1,247 @@
+/**
+ * The odlcoectl command line: global flags, the five commands, output format and exit codes.
+ * `runCli` is the whole program minus `process` (tests run it in-process as well as through
+ * main.ts as a child process).
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { ConfigError } from '../common/config-file.js';
+import { createLogger, errorMessage } from '../common/log.js';
+import { NameError } from '../agent/names.js';
+import { ModelValidationError, PROFILES } from '../netvirt/index.js';
+import type { RestconfClient } from '../restconf/client.js';
+import { DIALECTS } from '../restconf/path.js';
+import { connectKube, connectOdl, ownerContext } from './connect.js';
+import { desiredState } from './desired.js';
+import { buildDump, renderDump } from './dump.js';
+import { CliError, EXIT, type ExitCode } from './exit-codes.js';
+import { executeGc, gcReport, planGc, renderGc } from './gc.js';
+import { OUTPUT_FORMATS, resolveSettings, type CliSettings, type GlobalFlags } from './settings.js';
+import { readOdl, readSnapshot } from './snapshot.js';
+import { renderStatus, runStatus } from './status.js';
+import { buildSubnets, renderSubnets } from './subnets.js';
+import { parsePodRef, renderTrace, runTrace } from './trace.js';
+
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+}
+
+interface Outcome {
+  exitCode: ExitCode;
+}
+
+/** Writes the report: JSON (stable shape, docs/cli.md) or the human rendering. */
+function emit<T>(io: CliIo, settings: CliSettings, report: T, render: (r: T) => string): void {
+  io.stdout(settings.output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : `${render(report)}\n`);
+}
+
+async function withOdl<T>(
+  io: CliIo,
+  settings: CliSettings,
+  fn: (client: RestconfClient) => Promise<T>,
+): Promise<T> {
+  // RESTCONF retries are logged as warnings; a CLI shows them only when asked to.
+  const logger = createLogger('odlcoectl', io.env.ODLCOE_LOG_LEVEL ?? 'error');
+  const client = connectOdl(settings, logger, io.env);
+  try {
+    return await fn(client);
+  } finally {
+    client.close();
+  }
+}
+
+function exitCodeOf(err: unknown): ExitCode {
+  if (err instanceof CliError) return err.exitCode;
+  if (err instanceof ConfigError || err instanceof NameError) return EXIT.usage;
+  if (err instanceof ModelValidationError) return EXIT.usage;
+  return EXIT.unavailable;
+}
+
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let outcome: Outcome = { exitCode: EXIT.ok };
+  let jsonErrors =
+    argv.some((a, i) => (a === '-o' || a === '--output') && argv[i + 1] === 'json') ||
+    argv.includes('--output=json');
+  const settingsOf = (cmd: Command, extra: Partial<GlobalFlags> = {}): CliSettings => {
+    const flags = { ...cmd.optsWithGlobals<GlobalFlags>(), ...extra };
+    const settings = resolveSettings(flags, io.env);
+    jsonErrors = settings.output === 'json';
+    return settings;
+  };
+
+  const program = new Command('odlcoectl')
+    .description('Operator CLI for odlcoe: why does this pod have no network?')
+    .option(
+      '--config <file>',
+      "the watcher's YAML/JSON config file: odlcoectl shares its settings (env ODLCOE_CONFIG)",
+    )
+    .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
+    .option('--odl-url <url>', 'OpenDaylight RESTCONF base URL, e.g. http://odl:8181 (env ODLCOE_ODL_URL)')
+    .option('--odl-user <name>', 'ODL user (env ODLCOE_ODL_USER)')
+    .option(
+      '--odl-password-file <file>',
+      'file holding the ODL password (env ODLCOE_ODL_PASSWORD_FILE, or the password itself in ODLCOE_ODL_PASSWORD)',
+    )
+    .option('--odl-token-file <file>', 'file holding an ODL bearer token (env ODLCOE_ODL_TOKEN_FILE)')
+    .option('--odl-ca-file <file>', 'CA bundle for an https ODL URL (env ODLCOE_ODL_CA_FILE)')
+    .addOption(
+      new Option(
+        '--profile <profile>',
+        'NetVirt model release, as the watcher has it (env ODLCOE_PROFILE, odl.profile)',
+      ).choices([...PROFILES]),
+    )
+    .addOption(
+      new Option(
+        '--dialect <dialect>',
+        'RESTCONF dialect (env ODLCOE_DIALECT, odl.dialect; default rfc8040)',
+      ).choices([...DIALECTS]),
+    )
+    .option('--cluster-name <name>', "this cluster's name in ODL ownership markers (env ODLCOE_CLUSTER_NAME)")
+    .addOption(
+      new Option('-o, --output <format>', 'output format').choices([...OUTPUT_FORMATS]).default('human'),
+    )
+    .option('--timeout <seconds>', 'deadline of each request to ODL or Kubernetes', '30')
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+
+  program
+    .command('status')
+    .description(
+      'pods programmed vs pending, collisions, watcher warnings, leader, ODL and Kubernetes reachability',
+    )
+    .option(
+      '--lease-namespace <namespace>',
+      "namespace of the watcher's leader Lease (env ODLCOE_LEASE_NAMESPACE; default kube-system)",
+    )
+    .option(
+      '--lease-name <name>',
+      "name of the watcher's leader Lease (env ODLCOE_LEASE_NAME; default odlcoe-watcher)",
+    )
+    .action(async (_opts: unknown, cmd: Command) => {
+      const settings = settingsOf(cmd);
+      const kube = connectKube(settings);
+      outcome = await withOdl(io, settings, async (client) => {
+        const { report, exitCode } = await runStatus(settings, client, kube);
+        emit(io, settings, report, renderStatus);
+        return { exitCode };
+      });
+    });
+
+  program
+    .command('dump')
+    .description(
+      'what this cluster owns in ODL, as a tree: VPN → ELAN → interfaces, plus k8s-nodes (reads ODL only)',
+    )
+    .action(async (_opts: unknown, cmd: Command) => {
+      const settings = settingsOf(cmd);
+      outcome = await withOdl(io, settings, async (client) => {
+        const odl = await readOdl(client, settings);
+        emit(io, settings, buildDump(odl.state, ownerContext(settings), odl.unparsed), renderDump);
+        return { exitCode: EXIT.ok };
+      });
+    });
+
+  program
+    .command('trace')
+    .description(
+      "follow one pod's network through Kubernetes, ODL and OVS; points at the first missing or wrong piece",
+    )
+    .argument('<pod>', '<namespace>/<pod>')
+    .option('--ovs-db <socket>', 'OVSDB unix socket of this node (default: the system one)')
+    .option('--bridge <name>', 'the integration bridge', 'br-int')
+    .option('--no-ovs', "do not look at OVS (when not on the pod's node)")
+    .action(async (podRef: string, opts: { ovsDb?: string; bridge: string; ovs: boolean }, cmd: Command) => {
+      const settings = settingsOf(cmd);
+      const ref = parsePodRef(podRef);
+      if (opts.ovsDb !== undefined && !opts.ovsDb.startsWith('/'))
+        throw new CliError(`--ovs-db ${JSON.stringify(opts.ovsDb)} must be an absolute path`, EXIT.usage);
+      const kube = connectKube(settings);
+      outcome = await withOdl(io, settings, async (client) => {
+        const { report, exitCode } = await runTrace(ref, settings, client, kube, {
+          skip: !opts.ovs,
+          bridge: opts.bridge,
+          ...(opts.ovsDb !== undefined ? { dbSocket: opts.ovsDb } : {}),
+        });
+        emit(io, settings, report, renderTrace);
+        return { exitCode };
+      });
+    });
+
+  program
+    .command('subnets')
+    .description('per node: internal IP, pod subnet and where it comes from, gateway, pods using it')
+    .action(async (_opts: unknown, cmd: Command) => {
+      const settings = settingsOf(cmd);
+      const kube = connectKube(settings);
+      outcome = await withOdl(io, settings, async (client) => {
+        const { odl, kube: cluster } = await readSnapshot(client, kube, settings, {
+          timeoutMs: settings.timeoutMs,
+        });
+        const report = buildSubnets(
+          cluster,
+          odl.state,
+          ownerContext(settings),
+          settings.subnetSource,
+          client,
+        );
+        emit(io, settings, report, renderSubnets);
+        return { exitCode: report.nodes.some((n) => n.problem !== null) ? EXIT.problem : EXIT.ok };
+      });
+    });
+
+  program
+    .command('gc')
+    .description('what garbage collection would delete in ODL (--dry-run), or delete it (--yes)')
+    .option('--dry-run', 'only list what would be deleted')
+    .option('--yes', 'really delete (the watcher normally does this itself)')
+    .action(async (opts: { dryRun?: boolean; yes?: boolean }, cmd: Command) => {
+      const settings = settingsOf(cmd);
+      if (opts.dryRun && opts.yes) throw new CliError('give --dry-run or --yes, not both', EXIT.usage);
+      if (!opts.dryRun && !opts.yes) {
+        throw new CliError(
+          'refusing to delete: the watcher is the only writer of ODL and collects garbage itself. ' +
+            'Use --dry-run to see what would be deleted, or --yes to delete it anyway (for example after the watcher was removed for good).',
+          EXIT.refused,
+        );
+      }
+      const kube = connectKube(settings);
+      const owner = ownerContext(settings);
+      outcome = await withOdl(io, settings, async (client) => {
+        // ODL first, then Kubernetes (see snapshot.ts); either failing aborts before any decision.
+        const { odl, kube: cluster } = await readSnapshot(client, kube, settings, {
+          timeoutMs: settings.timeoutMs,
+        });
+        const desired = desiredState(cluster, odl.state, {
+          owner,
+          rdAdministrator: settings.rdAdministrator,
+          subnetSource: settings.subnetSource,
+        });
+        const plan = planGc(desired, odl.state, owner, client, odl.unparsed);
+        const deletions = opts.yes ? await executeGc(plan, client, owner) : null;
+        emit(io, settings, gcReport(plan, odl.unparsed, deletions), renderGc);
+        return { exitCode: deletions?.some((d) => d.result === 'failed') ? EXIT.problem : EXIT.ok };
+      });
+    });
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return outcome.exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (
+        err.code === 'commander.helpDisplayed' ||
+        err.code === 'commander.version' ||
+        err.code === 'commander.help'
+      )
+        return EXIT.ok;
+      // commander has printed its own message.
+      return EXIT.usage;
+    }
+    const code = exitCodeOf(err);
+    io.stderr(`odlcoectl: ${errorMessage(err)}\n`);
+    if (jsonErrors) io.stdout(`${JSON.stringify({ error: errorMessage(err), exitCode: code }, null, 2)}\n`);
+    return code;
+  }
+}

@@ -1,0 +1,357 @@
+/**
+ * `odlcoectl status`: is the cluster programmed? Pods programmed vs pending (their
+ * ietf-interface, elan-interface and vpn-interface present in ODL with the owned leaves the
+ * translation wants), collisions with foreign ODL objects, the watcher's Warning Events, the
+ * current leader, and whether ODL and Kubernetes answer.
+ */
+import { performance } from 'node:perf_hooks';
+import { errorMessage } from '../common/log.js';
+import type { KubeClient } from '../k8s/kube-client.js';
+import {
+  diffAll,
+  diffElanInstance,
+  diffElanInterface,
+  diffInterface,
+  diffK8sNode,
+  diffVpnInstance,
+  diffVpnInterface,
+  netvirtPaths,
+  type Decision,
+  type DesiredState,
+  type OwnerContext,
+} from '../netvirt/index.js';
+import type { RestconfClient } from '../restconf/client.js';
+import type { OdlKind, OdlState } from '../watcher/odl-state.js';
+import { ownerContext } from './connect.js';
+import { desiredState } from './desired.js';
+import { EXIT, type ExitCode } from './exit-codes.js';
+import { readLeader, readWatcherEvents, type LeaderInfo, type WatcherEvent } from './kube-reader.js';
+import { KIND_LABEL } from './odl-objects.js';
+import { cell, indent, plural, table } from './render.js';
+import type { CliSettings } from './settings.js';
+import { readSnapshot } from './snapshot.js';
+
+export interface Reachability {
+  /** The URL asked. */
+  endpoint: string;
+  reachable: boolean;
+  /** Time to the answer (retries included), milliseconds. */
+  latencyMs?: number;
+  /** Kubernetes only: the server's gitVersion. */
+  version?: string;
+  error?: string;
+}
+
+export interface PendingPod {
+  /** `namespace/name`. */
+  pod: string;
+  node: string | null;
+  /** What is missing or differs, in dependency order. */
+  reasons: string[];
+}
+
+export interface PodProgramming {
+  programmed: number;
+  pending: number;
+  /** Pods odlcoe gives nothing by design (host network, finished). */
+  offNetwork: number;
+  pendingPods: PendingPod[];
+}
+
+export interface Collision {
+  kind: string;
+  name: string;
+  reason: string;
+}
+
+export interface StatusReport {
+  cluster: string;
+  odl: Reachability;
+  kubernetes: Reachability;
+  leader: LeaderInfo | { lease: string; error: string };
+  /** null when ODL or Kubernetes could not be read completely. */
+  pods: PodProgramming | null;
+  collisions: Collision[];
+  /** ODL entries that do not parse (never touched by odlcoe). */
+  unparsed: { kind: string; name: string; error: string }[];
+  /** Warnings the watcher recorded; null when they could not be read. */
+  events: WatcherEvent[] | null;
+  /** What could not be read, one line each. */
+  errors: string[];
+}
+
+function describeDecision(label: string, d: Decision, odl: OdlState, kind: OdlKind): string | undefined {
+  if (odl.isUnparsed(kind, d.name)) return `${label} ${d.name} exists but does not parse`;
+  switch (d.action) {
+    case 'none':
+      return undefined;
+    case 'create':
+      return `${label} ${d.name} missing`;
+    case 'update':
+    case 'recreate':
+      return `${label} ${d.name} differs (${d.changed.join(', ')})`;
+    case 'foreign':
+      return `${label} ${d.name} is held by a foreign object (${d.reason})`;
+    case 'delete-candidate':
+      return `${label} ${d.name} should not exist`;
+  }
+}
+
+/** Programmed vs pending per pod: pure, from the desired state and the ODL snapshot. */
+export function podProgramming(desired: DesiredState, odl: OdlState, owner: OwnerContext): PodProgramming {
+  const out: PodProgramming = { programmed: 0, pending: 0, offNetwork: 0, pendingPods: [] };
+  for (const [key, t] of [...desired.pods].sort(([a], [b]) => a.localeCompare(b))) {
+    if (t.state === 'off-network') {
+      out.offNetwork += 1;
+      continue;
+    }
+    if (t.state === 'deferred') {
+      out.pending += 1;
+      out.pendingPods.push({ pod: key, node: null, reasons: [t.deferral.message] });
+      continue;
+    }
+    const n = t.network;
+    const name = n.interface.name;
+    const ietf = odl.get('interface', name);
+    const reasons = [
+      describeDecision(KIND_LABEL.interface, diffInterface(n.interface, ietf, owner), odl, 'interface'),
+      describeDecision(
+        KIND_LABEL.elanInterface,
+        diffElanInterface(n.elanInterface, odl.get('elanInterface', name), owner),
+        odl,
+        'elanInterface',
+      ),
+    ].filter((r): r is string => r !== undefined);
+    if (n.vpnInterface) {
+      const r = describeDecision(
+        KIND_LABEL.vpnInterface,
+        diffVpnInterface(n.vpnInterface, odl.get('vpnInterface', name), ietf, owner),
+        odl,
+        'vpnInterface',
+      );
+      if (r) reasons.push(r);
+    } else if (n.vpnInterfaceDeferred) {
+      reasons.push(`vpn-interface ${name} cannot be computed: ${n.vpnInterfaceDeferred.message}`);
+    } else {
+      reasons.push('pod has no IP address yet (no vpn-interface until it has one)');
+    }
+    if (reasons.length === 0) out.programmed += 1;
+    else {
+      out.pending += 1;
+      out.pendingPods.push({ pod: key, node: n.nodeName, reasons });
+    }
+  }
+  return out;
+}
+
+/** Names odlcoe needs that a foreign ODL object holds. */
+export function collisions(desired: DesiredState, odl: OdlState, owner: OwnerContext): Collision[] {
+  const out: Collision[] = [];
+  const collect = (kind: OdlKind, decisions: Decision[]) => {
+    for (const d of decisions)
+      if (d.action === 'foreign' && d.wanted)
+        out.push({ kind: KIND_LABEL[kind], name: d.name, reason: d.reason });
+  };
+  const name = (e: { name: string }) => e.name;
+  collect(
+    'interface',
+    diffAll(desired.interfaces, odl.values('interface'), name, (d, a, o) => diffInterface(d, a, owner, o)),
+  );
+  collect(
+    'elanInterface',
+    diffAll(desired.elanInterfaces, odl.values('elanInterface'), name, (d, a, o) =>
+      diffElanInterface(d, a, owner, o),
+    ),
+  );
+  collect(
+    'vpnInterface',
+    diffAll(desired.vpnInterfaces, odl.values('vpnInterface'), name, (d, a, o) =>
+      diffVpnInterface(d, a, odl.get('interface', (d ?? a)?.name ?? ''), owner, o),
+    ),
+  );
+  collect(
+    'elanInstance',
+    diffAll(desired.elanInstances, odl.values('elanInstance'), name, (d, a, o) =>
+      diffElanInstance(d, a, owner, o),
+    ),
+  );
+  collect(
+    'vpnInstance',
+    diffAll(desired.vpnInstances, odl.values('vpnInstance'), name, (d, a, o) =>
+      diffVpnInstance(d, a, owner, o),
+    ),
+  );
+  collect(
+    'k8sNode',
+    diffAll(
+      desired.k8sNodes,
+      odl.values('k8sNode'),
+      (n) => n.uid,
+      (d, a, o) => diffK8sNode(d, a, owner, o),
+    ),
+  );
+  return out;
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ value?: T; ms: number; error?: string }> {
+  const started = performance.now();
+  try {
+    const value = await fn();
+    return { value, ms: Math.round(performance.now() - started) };
+  } catch (err) {
+    return { ms: Math.round(performance.now() - started), error: errorMessage(err) };
+  }
+}
+
+export async function runStatus(
+  settings: CliSettings,
+  client: RestconfClient,
+  kube: KubeClient,
+): Promise<{ report: StatusReport; exitCode: ExitCode }> {
+  const owner = ownerContext(settings);
+  const opts = { timeoutMs: settings.timeoutMs };
+  const probePath = netvirtPaths(settings.profile).k8sNodesInfo();
+  const [odlProbe, kubeProbe] = await Promise.all([
+    timed(() => client.get(probePath)),
+    timed(() => kube.request<{ gitVersion?: string }>('GET', '/version', { timeoutMs: settings.timeoutMs })),
+  ]);
+  const report: StatusReport = {
+    cluster: settings.clusterName,
+    odl: {
+      endpoint: client.dataUrl(probePath, 'config', 'GET'),
+      reachable: odlProbe.error === undefined,
+      latencyMs: odlProbe.ms,
+    },
+    kubernetes: {
+      endpoint: kube.serverUrl,
+      reachable: kubeProbe.error === undefined,
+      latencyMs: kubeProbe.ms,
+    },
+    leader: { lease: `${settings.lease.namespace}/${settings.lease.name}`, error: 'not read' },
+    pods: null,
+    collisions: [],
+    unparsed: [],
+    events: null,
+    errors: [],
+  };
+  if (odlProbe.error !== undefined) {
+    report.odl.error = odlProbe.error;
+    report.errors.push(`ODL: ${odlProbe.error}`);
+  }
+  if (kubeProbe.error !== undefined) {
+    report.kubernetes.error = kubeProbe.error;
+    report.errors.push(`Kubernetes: ${kubeProbe.error}`);
+  } else if (kubeProbe.value?.gitVersion) {
+    report.kubernetes.version = kubeProbe.value.gitVersion;
+  }
+
+  if (report.kubernetes.reachable) {
+    const [leader, events] = await Promise.all([
+      timed(() => readLeader(kube, settings.lease, opts)),
+      timed(() => readWatcherEvents(kube, opts)),
+    ]);
+    if (leader.value) report.leader = leader.value;
+    else {
+      report.leader = { lease: report.leader.lease, error: leader.error ?? 'unknown error' };
+      report.errors.push(`leader Lease ${report.leader.lease}: ${leader.error ?? ''}`);
+    }
+    if (events.value) report.events = events.value;
+    else report.errors.push(`Events: ${events.error ?? ''}`);
+  }
+
+  if (report.odl.reachable && report.kubernetes.reachable) {
+    try {
+      const { odl, kube: cluster } = await readSnapshot(client, kube, settings, opts);
+      const desired = desiredState(cluster, odl.state, {
+        owner,
+        rdAdministrator: settings.rdAdministrator,
+        subnetSource: settings.subnetSource,
+      });
+      report.pods = podProgramming(desired, odl.state, owner);
+      report.collisions = collisions(desired, odl.state, owner);
+      report.unparsed = odl.unparsed.map((u) => ({ kind: KIND_LABEL[u.kind], name: u.name, error: u.error }));
+    } catch (err) {
+      report.errors.push(`reading the cluster and ODL state: ${errorMessage(err)}`);
+    }
+  }
+
+  const exitCode: ExitCode =
+    report.pods === null || report.errors.length > 0
+      ? EXIT.unavailable
+      : report.pods.pending > 0 || report.collisions.length > 0 || report.unparsed.length > 0
+        ? EXIT.problem
+        : EXIT.ok;
+  return { report, exitCode };
+}
+
+export function renderStatus(r: StatusReport): string {
+  const out: string[] = [`Cluster ${r.cluster}`];
+  const reach = (what: string, x: Reachability) =>
+    x.reachable
+      ? `${what}: reachable (${x.latencyMs ?? '?'} ms)${x.version ? `, ${x.version}` : ''}  ${x.endpoint}`
+      : `${what}: UNREACHABLE  ${x.endpoint}: ${x.error ?? ''}`;
+  out.push(reach('ODL', r.odl), reach('Kubernetes', r.kubernetes));
+  if ('error' in r.leader) out.push(`Leader: unknown (Lease ${r.leader.lease}: ${r.leader.error})`);
+  else if (!r.leader.exists)
+    out.push(`Leader: none (Lease ${r.leader.lease} does not exist: is the watcher running?)`);
+  else
+    out.push(
+      `Leader: ${r.leader.holder ?? '(no holder)'}${r.leader.expired ? ' (EXPIRED: not renewed in time, nobody leads)' : ''}` +
+        `  Lease ${r.leader.lease}, renewed ${r.leader.renewTime ?? 'never'}`,
+    );
+  out.push('');
+  if (r.pods === null) out.push('Pods: unknown (ODL and Kubernetes must both be readable)');
+  else {
+    out.push(
+      `Pods: ${r.pods.programmed} programmed, ${r.pods.pending} pending, ${r.pods.offNetwork} off the pod network`,
+    );
+    if (r.pods.pendingPods.length > 0) {
+      out.push(
+        indent(
+          table(
+            ['POD', 'NODE', 'WHY'],
+            r.pods.pendingPods.map((p) => [p.pod, cell(p.node), p.reasons.join('; ')]),
+          ),
+        ),
+      );
+    }
+  }
+  if (r.collisions.length > 0) {
+    out.push('', `Collisions with foreign ODL objects: ${r.collisions.length}`);
+    out.push(
+      indent(
+        table(
+          ['KIND', 'NAME', 'WHY'],
+          r.collisions.map((c) => [c.kind, c.name, c.reason]),
+        ),
+      ),
+    );
+  }
+  if (r.unparsed.length > 0) {
+    out.push('', `ODL entries that do not parse (left alone): ${r.unparsed.length}`);
+    out.push(
+      indent(
+        table(
+          ['KIND', 'NAME', 'ERROR'],
+          r.unparsed.map((u) => [u.kind, u.name, u.error]),
+        ),
+      ),
+    );
+  }
+  out.push('');
+  if (r.events === null) out.push('Watcher events: unknown');
+  else if (r.events.length === 0) out.push('Watcher events: none');
+  else {
+    out.push(`Watcher events: ${plural(r.events.length, 'warning')}`);
+    out.push(
+      indent(
+        table(
+          ['LAST SEEN', 'OBJECT', 'REASON', 'COUNT', 'MESSAGE'],
+          r.events.map((e) => [cell(e.lastSeen), e.object, e.reason, String(e.count), e.message]),
+        ),
+      ),
+    );
+  }
+  if (r.errors.length > 0) out.push('', 'Could not read:', ...r.errors.map((e) => `  ${e}`));
+  return out.join('\n');
+}

@@ -1,0 +1,188 @@
+/**
+ * `odlcoectl status`: programmed vs pending pods are counted from what ODL really holds (and
+ * change when ODL or the cluster does), the leader comes from the Lease the watcher's election
+ * writes, only the watcher's Warning Events are listed, collisions with foreign objects are
+ * named, and an unreachable ODL is reported with exit 3.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { StatusReport } from '../../src/cli/status.js';
+import { KubeClient } from '../../src/k8s/kube-client.js';
+import { LeaseLock, microTime } from '../../src/k8s/lease-lock.js';
+import { netvirtPaths, putInterface } from '../../src/netvirt/index.js';
+import { apply, createCluster, programOdl, startHarness, type CliHarness } from './harness.js';
+
+describe('odlcoectl status', () => {
+  let h: CliHarness;
+  let kube: KubeClient;
+
+  const status = async (...extra: string[]): Promise<{ code: number; report: StatusReport }> => {
+    const res = await h.run(['status', '-o', 'json', ...extra]);
+    return { code: res.code, report: JSON.parse(res.stdout) as StatusReport };
+  };
+
+  before(async () => {
+    h = await startHarness('sodium', 'rfc8040');
+    await programOdl(h, await createCluster(h));
+    const kc = new KubeConfig();
+    kc.loadFromString(h.sim.kubeconfig());
+    kube = new KubeClient(kc);
+  });
+  after(async () => h?.close());
+
+  it('a fully programmed cluster: every pod programmed, exit 0; no Lease yet means no leader', async () => {
+    const { code, report } = await status();
+    assert.equal(code, 0, JSON.stringify(report.errors));
+    assert.deepEqual(report.pods, { programmed: 3, pending: 0, offNetwork: 1, pendingPods: [] });
+    assert.equal(report.odl.reachable, true);
+    assert.equal(typeof report.odl.latencyMs, 'number');
+    assert.equal(report.kubernetes.reachable, true);
+    assert.match(report.kubernetes.version ?? '', /^v1\./);
+    assert.deepEqual(report.leader, { lease: 'kube-system/odlcoe-watcher', exists: false });
+    assert.deepEqual(report.collisions, []);
+    assert.deepEqual(report.events, []);
+  });
+
+  it('shows the leader from the Lease the watcher election writes (flags name another Lease)', async () => {
+    const now = Date.now();
+    await new LeaseLock(kube, 'kube-system', 'odlcoe-watcher').create(
+      {
+        holderIdentity: 'watcher-7f9c_1',
+        leaseDurationSeconds: 15,
+        acquireTime: microTime(now),
+        renewTime: microTime(now),
+        leaseTransitions: 2,
+      },
+      AbortSignal.timeout(10_000),
+    );
+    await new LeaseLock(kube, 'kube-system', 'stale-lease').create(
+      {
+        holderIdentity: 'old-watcher',
+        leaseDurationSeconds: 15,
+        acquireTime: microTime(now - 3_600_000),
+        renewTime: microTime(now - 3_600_000),
+        leaseTransitions: 0,
+      },
+      AbortSignal.timeout(10_000),
+    );
+    const current = (await status()).report.leader;
+    assert.ok(!('error' in current));
+    assert.equal(current.holder, 'watcher-7f9c_1');
+    assert.equal(current.expired, false);
+    const stale = (await status('--lease-namespace', 'kube-system', '--lease-name', 'stale-lease')).report
+      .leader;
+    assert.ok(!('error' in stale));
+    assert.equal(stale.holder, 'old-watcher');
+    assert.equal(stale.expired, true);
+    const human = await h.run(['status']);
+    assert.match(human.stdout, /^Leader: watcher-7f9c_1 {2}Lease kube-system\/odlcoe-watcher, renewed /m);
+  });
+
+  it('counts a pod as pending while ODL lacks one of its interfaces, and names it (exit 1)', async () => {
+    const path = netvirtPaths('sodium').elanInterface('default:web-1');
+    const saved = await h.odl.get(path);
+    await h.odl.delete(path);
+    await h.core.createNamespacedPod({
+      namespace: 'team-a',
+      body: {
+        metadata: { name: 'api-1', namespace: 'team-a' },
+        spec: { nodeName: 'node-b', containers: [{ name: 'c', image: 'busybox' }] },
+        status: { phase: 'Pending' },
+      },
+    });
+    try {
+      const { code, report } = await status();
+      assert.equal(code, 1);
+      assert.equal(report.pods?.programmed, 2);
+      assert.equal(report.pods?.pending, 2);
+      assert.deepEqual(report.pods?.pendingPods, [
+        { pod: 'default/web-1', node: 'node-b', reasons: ['elan-interface default:web-1 missing'] },
+        {
+          pod: 'team-a/api-1',
+          node: 'node-b',
+          reasons: [
+            'ietf-interface team-a:api-1 missing',
+            'elan-interface team-a:api-1 missing',
+            'pod has no IP address yet (no vpn-interface until it has one)',
+          ],
+        },
+      ]);
+    } finally {
+      await h.odl.put(path, saved);
+      await h.core.deleteNamespacedPod({ namespace: 'team-a', name: 'api-1' });
+    }
+    assert.equal((await status()).report.pods?.pending, 0);
+  });
+
+  it("names a foreign object holding a pod's name, and lists only the watcher's Warning Events", async () => {
+    await apply(h, [
+      putInterface('sodium', {
+        name: 'team-a:api-2',
+        type: 'iana-if-type:l2vlan',
+        description: 'made by hand',
+      }),
+    ]);
+    await h.core.createNamespacedPod({
+      namespace: 'team-a',
+      body: {
+        metadata: { name: 'api-2', namespace: 'team-a' },
+        spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'busybox' }] },
+        status: { phase: 'Running', podIP: '10.11.1.7' },
+      },
+    });
+    const involvedObject = { apiVersion: 'v1', kind: 'Pod', namespace: 'team-a', name: 'api-2' };
+    await h.core.createNamespacedEvent({
+      namespace: 'team-a',
+      body: {
+        metadata: { name: 'api-2.collision' },
+        involvedObject,
+        reason: 'ForeignOdlObject',
+        message: 'ODL interface team-a:api-2 exists but is not owned by odlcoe cluster prod',
+        type: 'Warning',
+        count: 3,
+        source: { component: 'odlcoe-watcher', host: 'watcher-7f9c_1' },
+      },
+    });
+    await h.core.createNamespacedEvent({
+      namespace: 'team-a',
+      body: {
+        metadata: { name: 'api-2.pulled' },
+        involvedObject,
+        reason: 'Pulled',
+        message: 'image pulled',
+        type: 'Normal',
+        source: { component: 'kubelet' },
+      },
+    });
+    const { code, report } = await status();
+    assert.equal(code, 1);
+    assert.deepEqual(report.collisions, [
+      {
+        kind: 'ietf-interface',
+        name: 'team-a:api-2',
+        reason: 'description "made by hand" is not an odlcoe marker',
+      },
+    ]);
+    assert.deepEqual(
+      report.events?.map((e) => [e.object, e.reason, e.count]),
+      [['Pod team-a/api-2', 'ForeignOdlObject', 3]],
+    );
+    assert.match(
+      report.pods?.pendingPods.find((p) => p.pod === 'team-a/api-2')?.reasons[0] ?? '',
+      /ietf-interface team-a:api-2 is held by a foreign object/,
+    );
+  });
+
+  it('ODL unreachable: reported with the URL, exit 3; Kubernetes facts still shown', async () => {
+    const res = await h.run(['--odl-url', 'http://127.0.0.1:1', 'status', '-o', 'json']);
+    assert.equal(res.code, 3);
+    const report = JSON.parse(res.stdout) as StatusReport;
+    assert.equal(report.odl.reachable, false);
+    assert.match(report.odl.endpoint, /^http:\/\/127\.0\.0\.1:1\/rests\/data\/k8s-node:k8s-nodes-info/);
+    assert.match(report.odl.error ?? '', /ECONNREFUSED/);
+    assert.equal(report.pods, null);
+    assert.equal(report.kubernetes.reachable, true);
+    assert.ok(report.events && report.events.length > 0);
+  });
+});

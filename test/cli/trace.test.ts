@@ -1,0 +1,279 @@
+/**
+ * `odlcoectl trace`, run as a child process as an operator runs it on the pod's node: a pod
+ * whose ODL objects the watcher wrote and whose OVS port the agent attached (a real veth on a
+ * real userspace OVS, with the agent's external_ids) traces OK with exit 0; then, one fault at
+ * a time, made by hand the way things break in production, the trace names the FIRST broken
+ * piece in dependency order, with the object and where it lives, and exits 1.
+ *
+ * The OVS part needs root (a network namespace, a veth, ovs-vswitchd); the ODL/Kubernetes
+ * part of the trace runs everywhere.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { TraceReport } from '../../src/cli/trace.js';
+import { run } from '../../src/agent/exec.js';
+import { Ovs } from '../../src/agent/ovs.js';
+import { netvirtPaths, putK8sNode, translateNode } from '../../src/netvirt/index.js';
+import { createNetns, skipUnlessRoot, type TestNetns } from '../helpers/netns.js';
+import { startOvsSandbox, type OvsSandbox } from '../helpers/ovs-sandbox.js';
+import { apply, createCluster, NODES, programOdl, startHarness, uidOf, type CliHarness } from './harness.js';
+
+const BRIDGE = 'br-int';
+const POD = 'default/web-0';
+const IFACE = 'default:web-0';
+const MAC = '0a:58:0a:0b:01:05';
+const IP = '10.11.1.5';
+
+function parse(stdout: string): TraceReport {
+  return JSON.parse(stdout) as TraceReport;
+}
+
+describe('odlcoectl trace on the pod node (real OVS)', { skip: skipUnlessRoot() }, () => {
+  let h: CliHarness;
+  let netns: TestNetns | undefined;
+  let sandbox: OvsSandbox | undefined;
+  let ovs: Ovs;
+  let podUid: string;
+  const port = `veth${randomBytes(4).toString('hex')}`;
+  const peer = `pod${port.slice(4)}`;
+
+  const attach = () =>
+    ovs.addPort(BRIDGE, port, {
+      'iface-id': IFACE,
+      'attached-mac': MAC,
+      'ip-address': IP,
+      'pod-uid': podUid,
+      'container-id': 'c0ffee',
+    });
+  const args = () => ['trace', POD, '--ovs-db', sandbox?.dbSocket ?? '', '-o', 'json'];
+  /** As an operator runs it: a child process. */
+  const trace = () => h.spawn(args());
+  /** The same, in this process (faster, for the finer-grained cases). */
+  const traceHere = () => h.run(args());
+
+  before(async () => {
+    h = await startHarness('sodium', 'bierman02');
+    const cluster = await createCluster(h);
+    await programOdl(h, cluster);
+    podUid = uidOf(cluster.pods, 'web-0', 'default');
+    // The node's OVS runs in its own namespace (so it shares nothing with other tests), with
+    // the host end of the pod's veth there, as the agent leaves it after a CNI ADD.
+    netns = await createNetns('odlcoectl');
+    await run('ip', ['-n', netns.name, 'link', 'add', port, 'type', 'veth', 'peer', 'name', peer]);
+    await run('ip', ['-n', netns.name, 'link', 'set', port, 'up']);
+    await run('ip', ['-n', netns.name, 'link', 'set', peer, 'up']);
+    sandbox = await startOvsSandbox({ netns: netns.name });
+    ovs = new Ovs({ dbSocket: sandbox.dbSocket });
+    await ovs.ensureBridge(BRIDGE, { datapathType: 'netdev' });
+    await attach();
+  });
+
+  after(async () => {
+    await sandbox?.stop();
+    await netns?.remove();
+    await h?.close();
+  });
+
+  it('a healthy pod traces OK (exit 0), OVS port and external_ids included', async () => {
+    const res = await trace();
+    assert.equal(res.code, 0, res.stderr + res.stdout);
+    const r = parse(res.stdout);
+    assert.equal(r.verdict, 'ok');
+    assert.equal(r.firstProblem, null);
+    assert.deepEqual(
+      r.steps.map((s) => [s.step, s.status]),
+      [
+        ['pod', 'ok'],
+        ['node-subnet', 'ok'],
+        ['vpn-instance', 'ok'],
+        ['elan-instance', 'ok'],
+        ['ietf-interface', 'ok'],
+        ['elan-interface', 'ok'],
+        ['vpn-interface', 'ok'],
+        ['ovs-port', 'ok'],
+        ['ovs-external-ids', 'ok'],
+      ],
+    );
+    assert.equal(r.steps.find((s) => s.step === 'ovs-port')?.object, `OVS port ${port}`);
+    assert.deepEqual([r.node, r.ip, r.mac], ['node-a', IP, MAC]);
+  });
+
+  it('after the OVS port is removed by hand it pinpoints the missing port', async () => {
+    await sandbox?.vsctl(['del-port', BRIDGE, port]);
+    try {
+      const res = await trace();
+      assert.equal(res.code, 1, res.stderr);
+      const r = parse(res.stdout);
+      assert.equal(r.verdict, 'problem');
+      assert.equal(r.firstProblem?.step, 'ovs-port');
+      assert.equal(r.firstProblem?.status, 'missing');
+      assert.match(
+        r.firstProblem?.message ?? '',
+        /no OVS port with external_ids:iface-id=default:web-0 on br-int/,
+      );
+      // Everything before it was fine.
+      assert.ok(r.steps.slice(0, 7).every((s) => s.status === 'ok'));
+      // And the human output says the same, marked.
+      const human = await h.run(['trace', POD, '--ovs-db', sandbox?.dbSocket ?? '']);
+      assert.equal(human.code, 1);
+      assert.match(
+        human.stdout,
+        /^> MISSING +ovs-port +no OVS port with external_ids:iface-id=default:web-0/m,
+      );
+      assert.match(human.stdout, /FIRST PROBLEM \(ovs-port\)/);
+    } finally {
+      await attach();
+    }
+  });
+
+  it('a wrong attached-mac on the port is named', async () => {
+    await sandbox?.vsctl(['set', 'Interface', port, 'external_ids:attached-mac="0a:58:0a:0b:01:99"']);
+    try {
+      const res = await traceHere();
+      assert.equal(res.code, 1, res.stderr);
+      const r = parse(res.stdout);
+      assert.equal(r.firstProblem?.step, 'ovs-external-ids');
+      assert.match(
+        r.firstProblem?.message ?? '',
+        /attached-mac is 0a:58:0a:0b:01:99, the pod's MAC is 0a:58:0a:0b:01:05/,
+      );
+    } finally {
+      await sandbox?.vsctl(['set', 'Interface', port, `external_ids:attached-mac="${MAC}"`]);
+    }
+  });
+
+  it('after the ietf-interface is deleted by hand from ODL it pinpoints that, with its path', async () => {
+    const path = netvirtPaths('sodium').interface(IFACE);
+    const saved = await h.odl.get(path);
+    await h.odl.delete(path);
+    try {
+      const res = await trace();
+      assert.equal(res.code, 1, res.stderr);
+      const r = parse(res.stdout);
+      assert.equal(r.firstProblem?.step, 'ietf-interface');
+      assert.equal(r.firstProblem?.status, 'missing');
+      assert.equal(r.firstProblem?.object, `ietf-interface ${IFACE}`);
+      const url = `${h.emulator.url}/restconf/config/ietf-interfaces:interfaces/interface/${IFACE}`;
+      assert.equal(r.firstProblem?.path, url);
+      assert.match(
+        r.firstProblem?.message ?? '',
+        new RegExp(`ietf-interface ${IFACE} is missing in ODL \\(${url.replace(/[.]/g, '\\.')}\\)`),
+      );
+      // Its elan-interface is still there; the OVS port too.
+      assert.equal(r.steps.find((s) => s.step === 'elan-interface')?.status, 'ok');
+      assert.equal(r.steps.find((s) => s.step === 'ovs-port')?.status, 'ok');
+    } finally {
+      await h.odl.put(path, saved);
+    }
+    assert.equal((await traceHere()).code, 0);
+  });
+
+  it('a node without a pod subnet in ODL comes before everything in ODL that needs it', async () => {
+    const nodes = (await h.core.listNode()).items;
+    const nodeA = nodes.find((n) => n.metadata?.name === 'node-a');
+    assert.ok(nodeA);
+    await apply(h, [putK8sNode('sodium', translateNode(nodeA, undefined, h.settings))]);
+    try {
+      const res = await traceHere();
+      assert.equal(res.code, 1, res.stderr);
+      const r = parse(res.stdout);
+      assert.equal(r.firstProblem?.step, 'node-subnet');
+      assert.match(
+        r.firstProblem?.message ?? '',
+        /has no pod-cidr .*the node's pod subnet is not assigned \(an ODL user must set it\)/,
+      );
+    } finally {
+      await apply(h, [putK8sNode('sodium', translateNode(nodeA, NODES[0].subnet, h.settings))]);
+    }
+  });
+});
+
+describe('odlcoectl trace (Kubernetes and ODL side)', () => {
+  let h: CliHarness;
+
+  before(async () => {
+    h = await startHarness('aluminium', 'rfc8040');
+    await programOdl(h, await createCluster(h));
+  });
+  after(async () => h?.close());
+
+  it('without OVS access the OVS steps are skipped with a note, and the rest is OK', async () => {
+    const res = await h.run(['trace', 'team-a/api-0', '--ovs-db', '/nonexistent/db.sock', '-o', 'json']);
+    assert.equal(res.code, 0, res.stderr);
+    const r = parse(res.stdout);
+    assert.equal(r.verdict, 'ok');
+    assert.equal(r.steps.find((s) => s.step === 'ovs-port')?.status, 'not-checked');
+    assert.match(r.steps.find((s) => s.step === 'ovs-port')?.message ?? '', /run trace on node node-a/);
+  });
+
+  it('a VPN deleted by hand is the first problem, before the ELAN and interfaces', async () => {
+    const path = netvirtPaths('aluminium').vpnInstance('team-a');
+    const saved = await h.odl.get(path);
+    await h.odl.delete(path);
+    try {
+      const res = await h.run(['trace', 'team-a/api-0', '--no-ovs', '-o', 'json']);
+      assert.equal(res.code, 1);
+      const r = parse(res.stdout);
+      assert.equal(r.firstProblem?.step, 'vpn-instance');
+      assert.match(
+        r.firstProblem?.message ?? '',
+        /^vpn-instance team-a is missing in ODL \(http:\/\/127\.0\.0\.1:\d+\/rests\/data\/l3vpn-instances-interfaces:vpn-instances\/vpn-instance=team-a/,
+      );
+    } finally {
+      await h.odl.put(path, saved);
+    }
+  });
+
+  it('a pod without an IP yet is the first problem', async () => {
+    await h.core.createNamespacedPod({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'starting', namespace: 'default' },
+        spec: { nodeName: 'node-b', containers: [{ name: 'c', image: 'busybox' }] },
+        status: { phase: 'Pending' },
+      },
+    });
+    const res = await h.run(['trace', 'default/starting', '--no-ovs', '-o', 'json']);
+    assert.equal(res.code, 1);
+    const r = parse(res.stdout);
+    assert.equal(r.firstProblem?.step, 'pod');
+    assert.match(r.firstProblem?.message ?? '', /has no IP address yet/);
+    // What can be checked without an IP still is: its ietf-interface is missing (the watcher never saw it).
+    assert.equal(r.steps.find((s) => s.step === 'ietf-interface')?.status, 'missing');
+    assert.equal(r.steps.find((s) => s.step === 'vpn-interface')?.status, 'skipped');
+  });
+
+  it('a host-network pod is off the pod network by design (exit 0)', async () => {
+    const res = await h.run(['trace', 'kube-system/host-agent', '--no-ovs', '-o', 'json']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(parse(res.stdout).verdict, 'off-network');
+  });
+
+  it('a pod that does not exist is the first problem (exit 1); a malformed reference is a usage error (exit 2)', async () => {
+    const missing = await h.run(['trace', 'default/nope', '--no-ovs', '-o', 'json']);
+    assert.equal(missing.code, 1);
+    assert.match(parse(missing.stdout).firstProblem?.message ?? '', /pod default\/nope does not exist/);
+    const bad = await h.run(['trace', 'web-0']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /must be given as <namespace>\/<pod>/);
+    const evil = await h.run(['trace', 'default/../../etc']);
+    assert.equal(evil.code, 2);
+  });
+
+  it('ODL unreachable: exit 3, the trace says what it could not read', async () => {
+    const res = await h.run([
+      '--odl-url',
+      'http://127.0.0.1:1',
+      'trace',
+      'default/web-0',
+      '--no-ovs',
+      '-o',
+      'json',
+    ]);
+    assert.equal(res.code, 3, res.stdout);
+    const r = parse(res.stdout);
+    assert.equal(r.verdict, 'incomplete');
+    assert.equal(r.steps.find((s) => s.step === 'node-subnet')?.status, 'error');
+  });
+});
