@@ -20,7 +20,7 @@ describe('buildAgentConfig', () => {
     assert.equal(c.cni.confDir, '/etc/cni/net.d');
     assert.equal(c.cni.cniVersion, '1.0.0');
     assert.equal(c.cni.mtu, 1450);
-    assert.equal(c.odl.dialect, 'bierman02');
+    assert.equal(c.odl.dialect, 'rfc8040');
     assert.equal(c.metrics.port, 9102);
   });
 

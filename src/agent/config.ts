@@ -20,7 +20,8 @@ export const agentConfigSchema = z
     odl: z
       .object({
         url: z.string().url('must be an http(s) URL such as http://odl:8181'),
-        dialect: z.enum(['bierman02', 'rfc8040']).default('bierman02'),
+        // The same default as the watcher's: RFC 8040 is served by every release odlcoe supports.
+        dialect: z.enum(['bierman02', 'rfc8040']).default('rfc8040'),
         user: z.string().min(1).optional(),
         passwordFile: absolutePath.optional(),
         caFile: absolutePath.optional(),
@@ -114,12 +115,12 @@ interface Setting {
 
 export const SETTINGS: readonly Setting[] = [
   { flag: 'nodeName', path: ['nodeName'], env: 'NODE_NAME' },
-  { flag: 'kubeconfig', path: ['kubeconfig'] },
+  { flag: 'kubeconfig', path: ['kubeconfig'], env: 'KUBECONFIG' },
   { flag: 'odlUrl', path: ['odl', 'url'], env: 'ODLCOE_ODL_URL' },
-  { flag: 'odlUser', path: ['odl', 'user'] },
-  { flag: 'odlPasswordFile', path: ['odl', 'passwordFile'] },
-  { flag: 'odlCaFile', path: ['odl', 'caFile'] },
-  { flag: 'dialect', path: ['odl', 'dialect'], env: 'ODLCOE_ODL_DIALECT' },
+  { flag: 'odlUser', path: ['odl', 'user'], env: 'ODLCOE_ODL_USER' },
+  { flag: 'odlPasswordFile', path: ['odl', 'passwordFile'], env: 'ODLCOE_ODL_PASSWORD_FILE' },
+  { flag: 'odlCaFile', path: ['odl', 'caFile'], env: 'ODLCOE_ODL_CA_FILE' },
+  { flag: 'dialect', path: ['odl', 'dialect'], env: 'ODLCOE_DIALECT' },
   { flag: 'ovsDb', path: ['ovs', 'dbSocket'], env: 'ODLCOE_OVS_DB' },
   { flag: 'bridge', path: ['ovs', 'bridge'] },
   { flag: 'datapathType', path: ['ovs', 'datapathType'] },
