@@ -32,6 +32,7 @@ import {
 import { restconfMetrics } from '../restconf/metrics.js';
 import { keyKind, type Backend, type BackendContext, type WriteGuard } from './backend.js';
 import { ClusterView } from './cluster-view.js';
+import { CoeNorthboundBackend } from './coe-northbound/backend.js';
 import { KubeEventRecorder, type EventRecorder } from './events.js';
 import { WatcherMetrics } from './metrics.js';
 import { NetvirtBackend } from './netvirt-backend.js';
@@ -453,7 +454,9 @@ export function createBackend(name: string, ctx: BackendContext): Backend {
   switch (name) {
     case 'netvirt':
       return new NetvirtBackend(ctx);
+    case 'coe-northbound':
+      return new CoeNorthboundBackend(ctx);
     default:
-      throw new Error(`unknown backend ${JSON.stringify(name)} (known: netvirt)`);
+      throw new Error(`unknown backend ${JSON.stringify(name)} (known: netvirt, coe-northbound)`);
   }
 }

@@ -1,0 +1,686 @@
+/**
+ * Watcher benchmark: a cluster of N nodes / M namespaces / P pods (all scheduled, all with IPs)
+ * is seeded into the Kubernetes API simulator, and the watcher converges an empty ODL emulator
+ * to it, per backend and per injected RESTCONF latency. Per run it reports:
+ *
+ * - converge: from start until the watcher's queue is idle AND ODL holds the expected number of
+ *   entries in every list the backend writes (read back from ODL, not from the watcher);
+ * - writes: data writes the emulator served (its own counters: PUT/POST/DELETE), total and per pod;
+ * - peak RSS of this process while the watcher converged (the watcher runs in-process; kubesim
+ *   and the emulator are child processes), next to the RSS before the watcher started;
+ * - restart: a second watcher started on the converged ODL: time until idle, and its writes
+ *   (expected 0);
+ * - raw PUT capacity of the same emulator at the same concurrency, measured in the same run by
+ *   a minimal node:http keep-alive client (the ceiling for any client at that latency).
+ *
+ *   node --import tsx bench/watcher/main.ts [--pods 10000] [--nodes 100] [--namespaces 200]
+ *     [--latency 0,5] [--backends coe-northbound,netvirt] [--workers 8] [--concurrency 16]
+ *     [--dialect rfc8040] [--profile sodium] [--timeout 240]
+ *
+ * The emulator runs as a child process (`--latency-ms N`, URL read from its `emulator listening`
+ * line), one per run; kubesim runs as one child for the whole benchmark. Both are stopped by
+ * pid at the end. Everything shares the machine, so figures are relative, not absolute.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createLogger } from '../../src/common/log.js';
+import { createRegistry } from '../../src/common/metrics.js';
+import { elanInstanceName, netvirtPaths, vpnName, type Profile } from '../../src/netvirt/index.js';
+import { PROFILES } from '../../src/netvirt/profile.js';
+import { authorizationHeader } from '../../src/restconf/auth.js';
+import { DEFAULT_CONCURRENCY, RestconfClient } from '../../src/restconf/client.js';
+import { DIALECTS, encodePath, type DataPath, type Dialect } from '../../src/restconf/path.js';
+import { CoeNorthboundBackend, coeNorthboundBackend } from '../../src/watcher/coe-northbound/backend.js';
+import type { EventRecorder } from '../../src/watcher/events.js';
+import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/watcher/settings.js';
+import { startWatcher, type BackendChoice, type Watcher } from '../../src/watcher/watcher.js';
+
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const STARTUP_TIMEOUT_MS = 60_000;
+const AUTH = { kind: 'basic' as const, user: 'admin', password: 'admin' };
+const BACKENDS = ['coe-northbound', 'netvirt'] as const;
+type BackendName = (typeof BACKENDS)[number];
+/** PUTs of the raw-capacity probe per run. */
+const RAW_PUTS = 4_000;
+const RSS_SAMPLE_MS = 100;
+
+interface Options {
+  pods: number;
+  nodes: number;
+  namespaces: number;
+  latencies: number[];
+  backends: BackendName[];
+  workers: number;
+  concurrency: number;
+  dialect: Dialect;
+  profile: Profile;
+  timeoutMs: number;
+  /** Internal: run one `<backend>@<latency>` measurement in this process against `kubeconfig`. */
+  run?: { backend: BackendName; latencyMs: number; kubeconfig: string };
+}
+
+function parseOptions(): Options {
+  const { values } = parseArgs({
+    options: {
+      pods: { type: 'string', default: '10000' },
+      nodes: { type: 'string', default: '100' },
+      namespaces: { type: 'string', default: '200' },
+      latency: { type: 'string', default: '0,5' },
+      backends: { type: 'string', default: BACKENDS.join(',') },
+      workers: { type: 'string', default: String(DEFAULT_SETTINGS.workers) },
+      concurrency: { type: 'string', default: String(DEFAULT_CONCURRENCY) },
+      dialect: { type: 'string', default: 'rfc8040' },
+      profile: { type: 'string', default: 'sodium' },
+      timeout: { type: 'string', default: '240' },
+      run: { type: 'string' },
+      kubeconfig: { type: 'string' },
+    },
+    strict: true,
+  });
+  const int = (name: string, value: string | undefined, min: number, max: number): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new Error(`--${name} must be an integer in ${min}..${max}`);
+    return n;
+  };
+  const nodes = int('nodes', values.nodes, 1, 60_000);
+  const list = (value: string | undefined) =>
+    String(value)
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  const backends = list(values.backends);
+  for (const b of backends)
+    if (!(BACKENDS as readonly string[]).includes(b))
+      throw new Error(`--backends: ${b} is not one of ${BACKENDS.join(', ')}`);
+  const dialect = values.dialect as Dialect;
+  if (!DIALECTS.includes(dialect)) throw new Error(`--dialect must be one of ${DIALECTS.join(', ')}`);
+  const profile = values.profile as Profile;
+  if (!PROFILES.includes(profile)) throw new Error(`--profile must be one of ${PROFILES.join(', ')}`);
+  const pods = int('pods', values.pods, 1, 1_000_000);
+  if (pods > nodes * 250)
+    throw new Error(`--pods: at most 250 pods per node (a /24 each), so at most ${nodes * 250}`);
+  let run: Options['run'];
+  if (values.run !== undefined) {
+    const [backend, latency] = values.run.split('@');
+    if (!(BACKENDS as readonly string[]).includes(backend ?? '') || values.kubeconfig === undefined)
+      throw new Error('--run <backend>@<latency> needs a known backend and --kubeconfig');
+    run = {
+      backend: backend as BackendName,
+      latencyMs: int('run', latency, 0, 10_000),
+      kubeconfig: values.kubeconfig,
+    };
+  }
+  return {
+    run,
+    pods,
+    nodes,
+    namespaces: int('namespaces', values.namespaces, 1, 100_000),
+    latencies: list(values.latency).map((l) => int('latency', l, 0, 10_000)),
+    backends: backends as BackendName[],
+    workers: int('workers', values.workers, 1, 1024),
+    concurrency: int('concurrency', values.concurrency, 1, 1024),
+    dialect,
+    profile,
+    timeoutMs: int('timeout', values.timeout, 10, 3600) * 1000,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// the cluster
+
+interface Cluster {
+  items: unknown[];
+  /** Entries each backend must end up with, per ODL list. */
+  expected: Record<BackendName, Record<string, number>>;
+}
+
+/** A deterministic spread of pods over nodes (a multiplicative hash, not a pattern). */
+function nodeOf(pod: number, nodes: number): number {
+  return Math.floor((((pod * 2654435761) % 2 ** 32) / 2 ** 32) * nodes);
+}
+
+function buildCluster(o: Options, withItems: boolean): Cluster {
+  const nodeIp = (n: number) => `172.16.${Math.floor(n / 250)}.${(n % 250) + 1}`;
+  const podCidr = (n: number) => `10.${100 + Math.floor(n / 250)}.${n % 250}.0/24`;
+  const items: unknown[] = [];
+  for (let n = 0; n < o.nodes; n += 1) {
+    if (withItems)
+      items.push({
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name: `node-${n}` },
+        spec: { podCIDR: podCidr(n), podCIDRs: [podCidr(n)] },
+        status: {
+          addresses: [
+            { type: 'InternalIP', address: nodeIp(n) },
+            { type: 'Hostname', address: `node-${n}` },
+          ],
+        },
+      });
+  }
+  for (let s = 0; s < o.namespaces && withItems; s += 1)
+    items.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `ns-${s}` } });
+  const perNode = new Array<number>(o.nodes).fill(0);
+  const elans = new Set<string>();
+  const vpns = new Set<string>();
+  for (let p = 0; p < o.pods; p += 1) {
+    const n = nodeOf(p, o.nodes);
+    const ns = `ns-${p % o.namespaces}`;
+    perNode[n] = (perNode[n] ?? 0) + 1;
+    const host = (perNode[n] ?? 0) + 1;
+    if (host > 254) throw new Error(`node-${n} would hold more than 253 pods; use more nodes`);
+    const ip = podCidr(n).replace(/0\/24$/, String(host));
+    elans.add(elanInstanceName(nodeIp(n), ns));
+    vpns.add(vpnName(ns));
+    if (withItems)
+      items.push({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `pod-${p}`, namespace: ns },
+        spec: { nodeName: `node-${n}`, containers: [{ name: 'c', image: 'pause' }] },
+        status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] },
+      });
+  }
+  return {
+    items,
+    expected: {
+      'coe-northbound': { pods: o.pods, 'k8s-nodes': o.nodes },
+      netvirt: {
+        interface: o.pods,
+        'elan-interface': o.pods,
+        'vpn-interface': o.pods,
+        'elan-instance': elans.size,
+        'vpn-instance': vpns.size,
+        'k8s-nodes': o.nodes,
+      },
+    },
+  };
+}
+
+function listPaths(backend: BackendName, profile: Profile): Record<string, DataPath> {
+  const p = netvirtPaths(profile);
+  const list = (container: DataPath, name: string): DataPath => [...container, { name }];
+  if (backend === 'coe-northbound')
+    return { pods: list(p.coePods(), 'pods'), 'k8s-nodes': list(p.k8sNodesInfo(), 'k8s-nodes') };
+  return {
+    interface: list(p.interfaces(), 'interface'),
+    'elan-interface': list(p.elanInterfaces(), 'elan-interface'),
+    'vpn-interface': list(p.vpnInterfaces(), 'vpn-interface'),
+    'elan-instance': list(p.elanInstances(), 'elan-instance'),
+    'vpn-instance': list(p.vpnInstances(), 'vpn-instance'),
+    'k8s-nodes': list(p.k8sNodesInfo(), 'k8s-nodes'),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// child processes
+
+async function startChild(
+  args: string[],
+  listeningMessage: string,
+  logLevel: string,
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, ODLCOE_LOG_LEVEL: logLevel },
+  });
+  const lines = createInterface({ input: child.stderr! });
+  const tail: string[] = [];
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(`${args[0]} did not report "${listeningMessage}" within ${STARTUP_TIMEOUT_MS} ms`),
+          ),
+        STARTUP_TIMEOUT_MS,
+      );
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`${args[0]} exited (${signal ?? code}) before listening:\n${tail.join('\n')}`));
+      });
+      lines.on('line', (line) => {
+        tail.push(line);
+        if (tail.length > 20) tail.shift();
+        let record: { message?: unknown; url?: unknown };
+        try {
+          record = JSON.parse(line) as typeof record;
+        } catch {
+          return;
+        }
+        if (record.message === listeningMessage && typeof record.url === 'string') {
+          clearTimeout(timer);
+          resolve(record.url);
+        }
+      });
+    });
+    child.removeAllListeners('exit');
+    return { child, url };
+  } catch (err) {
+    await stopChild(child);
+    throw err;
+  }
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  process.kill(child.pid, 'SIGTERM');
+  const timer = setTimeout(() => {
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined)
+      process.kill(child.pid, 'SIGKILL');
+  }, 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** One JSON request with node:http (seeding kubesim, reading emulator counters). */
+function requestJson(
+  url: string,
+  method: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<unknown> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method,
+        headers: {
+          ...headers,
+          ...(payload !== undefined
+            ? { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(payload)) }
+            : {}),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if ((res.statusCode ?? 0) >= 300)
+            reject(new Error(`${method} ${url}: ${res.statusCode} ${text.slice(0, 300)}`));
+          else resolve(text === '' ? undefined : JSON.parse(text));
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** Data writes (anything but GET) the emulator has served. */
+async function emulatorWrites(url: string): Promise<number> {
+  const counters = (await requestJson(`${url}/odlcoe-emulator/counters`, 'GET', undefined, {
+    Authorization: authorizationHeader(AUTH),
+  })) as { requests: Record<string, number> };
+  return Object.entries(counters.requests)
+    .filter(([key]) => !key.startsWith('GET '))
+    .reduce((sum, [, n]) => sum + n, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// one run
+
+interface RunResult {
+  backend: BackendName;
+  latencyMs: number;
+  convergeMs: number | undefined;
+  counts: Record<string, number>;
+  writes: number;
+  rssBaselineMb: number;
+  rssPeakMb: number;
+  restartMs: number | undefined;
+  restartWrites: number;
+  rawPutsPerSecond: number;
+  watcherPutsPerSecond: number;
+}
+
+const silentEvents: EventRecorder = { warning: () => undefined };
+
+async function startBenchWatcher(
+  o: Options,
+  backend: BackendName,
+  kc: KubeConfig,
+  emulatorUrl: string,
+): Promise<{ watcher: Watcher; close(): Promise<void> }> {
+  const registry = createRegistry();
+  const settings: WatcherSettings = {
+    ...DEFAULT_SETTINGS,
+    clusterName: 'bench',
+    profile: o.profile,
+    dialect: o.dialect,
+    subnetSource: 'podCIDR',
+    resyncPeriodMs: 0,
+    workers: o.workers,
+  };
+  const choice: BackendChoice =
+    backend === 'netvirt' ? 'netvirt' : coeNorthboundBackend({ kubeConfig: kc, registry });
+  const watcher = await startWatcher({
+    settings,
+    kubeConfig: kc,
+    odl: { baseUrl: emulatorUrl, auth: AUTH, concurrency: o.concurrency },
+    backend: choice,
+    registry,
+    logger: createLogger('watcher', process.env.ODLCOE_LOG_LEVEL ?? 'silent'),
+    events: silentEvents,
+  });
+  return {
+    watcher,
+    async close() {
+      await watcher.close();
+      if (watcher.backend instanceof CoeNorthboundBackend) await watcher.backend.close();
+    },
+  };
+}
+
+async function countEntries(
+  client: RestconfClient,
+  paths: Record<string, DataPath>,
+): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const [name, path] of Object.entries(paths)) out[name] = (await client.getEntries(path)).length;
+  return out;
+}
+
+const equalCounts = (a: Record<string, number>, b: Record<string, number>) =>
+  Object.keys(b).every((k) => a[k] === b[k]);
+
+/** Resolves with the time `promise` settled, or undefined if `deadline` (performance.now()) passes first. */
+async function within<T>(promise: Promise<T>, deadline: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - performance.now()));
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function run(
+  o: Options,
+  backend: BackendName,
+  latencyMs: number,
+  kc: KubeConfig,
+  cluster: Cluster,
+): Promise<RunResult> {
+  const emulator = await startChild(
+    ['src/emulator/main.ts', '--port', '0', '--profile', o.profile, '--latency-ms', String(latencyMs)],
+    'emulator listening',
+    'warn', // its listening line is written whatever the level
+  );
+  const reader = new RestconfClient({
+    baseUrl: emulator.url,
+    dialect: o.dialect,
+    auth: AUTH,
+    timeoutMs: 120_000,
+  });
+  const paths = listPaths(backend, o.profile);
+  const expected = cluster.expected[backend];
+  try {
+    // 1. converge from an empty ODL
+    const rssBaseline = process.memoryUsage().rss;
+    let rssPeak = rssBaseline;
+    const sampler = setInterval(() => {
+      rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+    }, RSS_SAMPLE_MS);
+    const started = performance.now();
+    const deadline = started + o.timeoutMs;
+    const first = await startBenchWatcher(o, backend, kc, emulator.url);
+    let convergeMs: number | undefined;
+    let counts: Record<string, number> = {};
+    try {
+      if (
+        (await within(
+          first.watcher.idle().then(() => true),
+          deadline,
+        )) === true
+      ) {
+        for (;;) {
+          counts = await countEntries(reader, paths);
+          if (equalCounts(counts, expected)) {
+            convergeMs = performance.now() - started;
+            break;
+          }
+          if (performance.now() > deadline) break;
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+      } else {
+        counts = await countEntries(reader, paths);
+      }
+    } finally {
+      clearInterval(sampler);
+      rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+      await first.close();
+    }
+    const writes = await emulatorWrites(emulator.url);
+
+    // 2. restart on the converged ODL
+    let restartMs: number | undefined;
+    let restartWrites = 0;
+    if (convergeMs !== undefined) {
+      const restartStarted = performance.now();
+      const second = await startBenchWatcher(o, backend, kc, emulator.url);
+      try {
+        if (
+          (await within(
+            second.watcher.idle().then(() => true),
+            restartStarted + o.timeoutMs,
+          )) === true
+        )
+          restartMs = performance.now() - restartStarted;
+      } finally {
+        await second.close();
+      }
+      restartWrites = (await emulatorWrites(emulator.url)) - writes;
+    }
+
+    // 3. the emulator's raw PUT capacity at the same concurrency
+    const rawPutsPerSecond = await rawPutCapacity(emulator.url, o.dialect, o.concurrency);
+    return {
+      backend,
+      latencyMs,
+      convergeMs,
+      counts,
+      writes,
+      rssBaselineMb: rssBaseline / 2 ** 20,
+      rssPeakMb: rssPeak / 2 ** 20,
+      restartMs,
+      restartWrites,
+      rawPutsPerSecond,
+      watcherPutsPerSecond: convergeMs === undefined ? 0 : writes / (convergeMs / 1000),
+    };
+  } finally {
+    reader.close();
+    await stopChild(emulator.child);
+  }
+}
+
+/**
+ * PUTs per second the emulator serves to a minimal keep-alive node:http client with
+ * `concurrency` requests in flight: entries of a list no backend reads
+ * (dhcp_allocation_pool networks), created fresh, so every answer is a create.
+ */
+async function rawPutCapacity(baseUrl: string, dialect: Dialect, concurrency: number): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency });
+  const root = dialect === 'bierman02' ? `${baseUrl}/restconf/config/` : `${baseUrl}/rests/data/`;
+  const contentType = dialect === 'bierman02' ? 'application/json' : 'application/yang-data+json';
+  const headers = { 'Content-Type': contentType, Authorization: authorizationHeader(AUTH) };
+  const put = (i: number) =>
+    new Promise<void>((resolve, reject) => {
+      const id = `raw-${i}`;
+      const path: DataPath = [
+        { module: 'dhcp_allocation_pool', name: 'dhcp_allocation_pool' },
+        { name: 'network', keys: [id] },
+      ];
+      const body = JSON.stringify({ 'dhcp_allocation_pool:network': [{ 'network-id': id }] });
+      const req = http.request(root + encodePath(path, dialect), { method: 'PUT', agent, headers }, (res) => {
+        res.resume();
+        res.on('end', () =>
+          (res.statusCode ?? 0) < 300 ? resolve() : reject(new Error(`PUT ${id}: ${res.statusCode}`)),
+        );
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < RAW_PUTS) await put(next++);
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  agent.destroy();
+  return RAW_PUTS / seconds;
+}
+
+// ---------------------------------------------------------------------------------------------
+// report
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  const line = (r: string[]) => `| ${r.map((cell, c) => cell.padEnd(widths[c]!)).join(' | ')} |`;
+  return [
+    line(rows[0]!),
+    `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
+    ...rows.slice(1).map(line),
+  ].join('\n');
+}
+
+const seconds = (ms: number | undefined) => (ms === undefined ? 'timeout' : `${(ms / 1000).toFixed(1)} s`);
+
+/** Child mode: one measurement, its result as the last stdout line (`RESULT <json>`). */
+async function runOne(o: Options, one: NonNullable<Options['run']>): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(one.kubeconfig);
+  const result = await run(o, one.backend, one.latencyMs, kc, buildCluster(o, false));
+  process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+}
+
+/**
+ * Runs one measurement in a fresh process of this script, so that its RSS is the watcher's
+ * alone (no earlier run's garbage, no seed objects) and every run starts with a cold JIT.
+ */
+async function runInChild(
+  o: Options,
+  backend: BackendName,
+  latencyMs: number,
+  kubeconfig: string,
+): Promise<RunResult> {
+  const args = [
+    '--import',
+    'tsx',
+    fileURLToPath(import.meta.url),
+    ...['--pods', String(o.pods), '--nodes', String(o.nodes), '--namespaces', String(o.namespaces)],
+    ...['--workers', String(o.workers), '--concurrency', String(o.concurrency)],
+    ...['--dialect', o.dialect, '--profile', o.profile, '--timeout', String(o.timeoutMs / 1000)],
+    ...['--run', `${backend}@${latencyMs}`, '--kubeconfig', kubeconfig],
+  ];
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  let result: RunResult | undefined;
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    if (line.startsWith('RESULT ')) result = JSON.parse(line.slice('RESULT '.length)) as RunResult;
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  if (!result)
+    throw new Error(`the ${backend}@${latencyMs} ms run (pid ${child.pid}) ended (${code}) without a result`);
+  return result;
+}
+
+async function main(): Promise<void> {
+  const o = parseOptions();
+  if (o.run) return runOne(o, o.run);
+  const dir = mkdtempSync(join(tmpdir(), 'odlcoe-bench-watcher-'));
+  const kubeconfigPath = join(dir, 'kubeconfig');
+  let kubesim: { child: ChildProcess; url: string } | undefined;
+  const results: RunResult[] = [];
+  let expected: Cluster['expected'];
+  try {
+    kubesim = await startChild(
+      ['src/kubesim/main.ts', '--port', '0', '--history-limit', '100000', '--kubeconfig-out', kubeconfigPath],
+      'kubesim listening',
+      'info',
+    );
+    const seeded = performance.now();
+    const cluster = buildCluster(o, true);
+    expected = cluster.expected;
+    await requestJson(`${kubesim.url}/_sim/seed`, 'POST', { items: cluster.items });
+    process.stdout.write(
+      `seeded ${o.nodes} nodes, ${o.namespaces} namespaces, ${o.pods} pods in ${((performance.now() - seeded) / 1000).toFixed(1)} s; ` +
+        `profile ${o.profile}, dialect ${o.dialect}, workers ${o.workers}, RESTCONF client concurrency ${o.concurrency}\n`,
+    );
+    for (const latency of o.latencies) {
+      for (const backend of o.backends) {
+        process.stdout.write(`running ${backend} at ${latency} ms ...\n`);
+        const r = await runInChild(o, backend, latency, kubeconfigPath);
+        results.push(r);
+        process.stdout.write(
+          `  converge ${seconds(r.convergeMs)}, ${r.writes} writes, restart ${seconds(r.restartMs)} with ${r.restartWrites} writes\n`,
+        );
+        if (r.convergeMs === undefined)
+          process.stdout.write(
+            `  reached ${JSON.stringify(r.counts)} of ${JSON.stringify(expected[backend])}\n`,
+          );
+      }
+    }
+  } finally {
+    if (kubesim) await stopChild(kubesim.child);
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const rows = [
+    [
+      'backend',
+      'latency',
+      'converge',
+      'ODL entries',
+      'writes',
+      'writes/pod',
+      'writes/s',
+      'raw PUT/s',
+      'RSS before→peak',
+      'restart',
+      'restart writes',
+    ],
+    ...results.map((r) => [
+      r.backend,
+      `${r.latencyMs} ms`,
+      seconds(r.convergeMs),
+      String(Object.values(r.counts).reduce((a, b) => a + b, 0)),
+      String(r.writes),
+      (r.writes / o.pods).toFixed(2),
+      r.convergeMs === undefined ? '-' : r.watcherPutsPerSecond.toFixed(0),
+      r.rawPutsPerSecond.toFixed(0),
+      `${r.rssBaselineMb.toFixed(0)}→${r.rssPeakMb.toFixed(0)} MB`,
+      seconds(r.restartMs),
+      String(r.restartWrites),
+    ]),
+  ];
+  process.stdout.write(
+    `\n${o.nodes} nodes / ${o.namespaces} namespaces / ${o.pods} pods; workers ${o.workers}, RESTCONF client concurrency ${o.concurrency}, ` +
+      `${o.profile}/${o.dialect}\n${table(rows)}\n` +
+      'converge: start until the queue is idle and ODL holds every expected entry; writes: PUT/POST/DELETE the emulator served;\n' +
+      'raw PUT/s: the same emulator, a bare node:http keep-alive client at the same concurrency; RSS: the watcher process\n' +
+      '(before the watcher started → peak while converging); restart: a second watcher on the converged ODL.\n',
+  );
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});
