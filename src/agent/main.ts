@@ -19,10 +19,10 @@ const program = new Command('odlcoe-agent')
   .option('--kubeconfig <file>', 'kubeconfig; default in-cluster, then $KUBECONFIG, ~/.kube/config')
   .option('--odl-url <url>', 'OpenDaylight RESTCONF base URL, e.g. http://odl:8181 (env ODLCOE_ODL_URL)')
   .option('--odl-user <user>', 'ODL user (env ODLCOE_ODL_USER)')
-  .option('--odl-password-file <file>', 'file holding the ODL password (env ODLCOE_ODL_PASSWORD)')
+  .option('--odl-password-file <file>', 'file holding the ODL password (env ODLCOE_ODL_PASSWORD_FILE; or the password itself in ODLCOE_ODL_PASSWORD)')
   .option('--odl-ca-file <file>', 'CA bundle for an https ODL URL')
   .addOption(
-    new Option('--dialect <dialect>', 'RESTCONF dialect (env ODLCOE_ODL_DIALECT)').choices([
+    new Option('--dialect <dialect>', 'RESTCONF dialect (env ODLCOE_DIALECT)').choices([
       'bierman02',
       'rfc8040',
     ]),
