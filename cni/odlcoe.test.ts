@@ -4,7 +4,17 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { agentOutcome, cniEnv, parseShimConfig, runShim, ShimError, unreachableOutcome } from './odlcoe.js';
+import { createServer as createNetServer } from 'node:net';
+import {
+  agentOutcome,
+  callAgent,
+  cniEnv,
+  HttpResponseReader,
+  parseShimConfig,
+  runShim,
+  ShimError,
+  unreachableOutcome,
+} from './odlcoe.js';
 
 const env = (command: string, extra: Record<string, string> = {}) => ({
   CNI_COMMAND: command,
@@ -13,6 +23,65 @@ const env = (command: string, extra: Record<string, string> = {}) => ({
   CNI_IFNAME: 'eth0',
   CNI_ARGS: 'K8S_POD_NAMESPACE=a;K8S_POD_NAME=b',
   ...extra,
+});
+
+describe('the shim reads the HTTP answer itself', () => {
+  const feed = (parts: string[], end = false) => {
+    const reader = new HttpResponseReader();
+    let out: { status: number; body: string } | undefined;
+    for (const p of parts) out = reader.push(Buffer.from(p, 'utf8')) ?? out;
+    return end ? reader.end() : out;
+  };
+
+  it('takes a Content-Length body, whatever the chunking of the stream', () => {
+    const body = '{"result":"é"}';
+    const whole = `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    // Split between every byte, including inside the two-byte "é" and the head terminator.
+    const bytes = Buffer.from(whole, 'utf8');
+    const reader = new HttpResponseReader();
+    let out: { status: number; body: string } | undefined;
+    for (let i = 0; i < bytes.length; i++) {
+      const r = reader.push(bytes.subarray(i, i + 1));
+      if (i < bytes.length - 1) assert.equal(r, undefined);
+      else out = r;
+    }
+    assert.deepEqual(out, { status: 200, body: '{"result":"é"}' });
+  });
+
+  it('decodes chunked and close-delimited bodies', () => {
+    assert.deepEqual(
+      feed(['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{"a"\r\n', '3\r\n:1}\r\n0\r\n\r\n']),
+      { status: 200, body: '{"a":1}' },
+    );
+    assert.deepEqual(feed(['HTTP/1.0 404 Not Found\r\n\r\nnot here'], true), {
+      status: 404,
+      body: 'not here',
+    });
+  });
+
+  it('refuses truncated and malformed answers', () => {
+    assert.throws(
+      () => feed(['HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}'], true),
+      /middle of the answer/,
+    );
+    assert.throws(() => feed(['HTTP/1.1 200 OK\r\n'], true), /before an HTTP answer/);
+    assert.throws(() => feed(['SMTP ready\r\n\r\n']), /malformed HTTP status line/);
+    assert.throws(() => feed(['HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n']), /malformed Content-Length/);
+    assert.throws(() => feed(['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n']), /chunk size/);
+  });
+
+  it('gives up at its deadline on an agent that accepts but never answers', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'odlcoe-shim-mute-'));
+    const socket = join(dir, 'mute.sock');
+    const server = createNetServer((c) => c.on('data', () => undefined));
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    try {
+      await assert.rejects(callAgent(socket, '{}', 200), /no answer within 0.2 s/);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('shim pure parts', () => {
@@ -99,7 +168,10 @@ describe('runShim', () => {
       req.on('data', (c: Buffer) => (body += c.toString()));
       req.on('end', () => {
         received.push(JSON.parse(body) as (typeof received)[number]);
-        res.end(JSON.stringify({ result: { cniVersion: '1.0.0', interfaces: [] } }));
+        const answer = JSON.stringify({ result: { cniVersion: '1.0.0', interfaces: [] } });
+        // Written in two parts: node:http then frames it chunked, which the shim must read too.
+        res.write(answer.slice(0, 10));
+        res.end(answer.slice(10));
       });
     });
     await new Promise<void>((resolve) => server.listen(socket, resolve));

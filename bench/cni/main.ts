@@ -1,32 +1,56 @@
 /**
  * CNI ADD/DEL latency through the odlcoe shim (exec'd as a runtime does, agent on a private
  * userspace OVS) next to Debian's Go reference plugins (`bridge` + `host-local`) measured in
- * the same run on the same machine. Prints p50/p99 per verb, sequential and concurrent.
+ * the same run on the same machine. Prints p50/p99 per verb, sequential and concurrent, the
+ * shim's own cost (against a stub agent that answers at once, next to `node -e 0`), and the
+ * agent's per-step breakdown read from its `odlcoe_agent_cni_step_duration_seconds`.
  *
- *   sudo node --import tsx bench/cni/main.ts [--pods 30] [--concurrency 30]
+ *   sudo node --import tsx bench/cni/main.ts [--pods 30] [--concurrency 30] [--rounds 1]
  *
- * Needs root, openvswitch-switch and containernetworking-plugins (like the integration tests,
- * whose simulated node it reuses).
+ * With --rounds N the odlcoe and Go measurements alternate N times (the machine is shared:
+ * compare numbers of the same round). Plugins are exec'd by a separate driver process
+ * (driver.ts), as a runtime would: never by the process the agent runs in. Needs root,
+ * openvswitch-switch and containernetworking-plugins (like the integration tests, whose
+ * simulated node it reuses).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { run } from '../../src/agent/exec.js';
 import { createNetns, type TestNetns } from '../../test/helpers/netns.js';
-import { cniEnv, execShim, startTestNode } from '../../test/agent/harness.js';
+import { cniEnv, ROOT, startTestNode, type TestNode } from '../../test/agent/harness.js';
+import type { DriverInput, DriverJob, DriverOutput } from './driver.js';
+import { diff, label, quantile, scrapeHistogram, type Histograms } from './metrics-scrape.js';
 
 const { values } = parseArgs({
-  options: { pods: { type: 'string', default: '30' }, concurrency: { type: 'string', default: '30' } },
+  options: {
+    pods: { type: 'string', default: '30' },
+    concurrency: { type: 'string', default: '30' },
+    rounds: { type: 'string', default: '1' },
+  },
 });
-const PODS = Number(values.pods);
-const CONCURRENCY = Number(values.concurrency);
+const PODS = positive('pods', values.pods);
+const CONCURRENCY = positive('concurrency', values.concurrency);
+const ROUNDS = positive('rounds', values.rounds);
 
-interface Plugin {
+function positive(name: string, value: string | undefined): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
+  return n;
+}
+
+/** A program the driver execs. */
+interface Program {
   name: string;
-  add(i: number, ns: TestNetns): Promise<void>;
-  del(i: number, ns: TestNetns): Promise<void>;
+  cmd: string;
+  args: string[];
+}
+
+/** A CNI plugin: how to exec it, and its CNI environment and stdin for one pod. */
+interface Plugin extends Program {
+  job(verb: 'ADD' | 'DEL', i: number, ns: TestNetns): DriverJob;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -34,25 +58,46 @@ function percentile(sorted: number[], p: number): number {
   return sorted[index] ?? NaN;
 }
 
-async function timed(fn: () => Promise<void>): Promise<number> {
-  const start = performance.now();
-  await fn();
-  return performance.now() - start;
+/** Compiles the driver (node: imports only) to plain JS, so it runs without the tsx loader. */
+async function compileDriver(dir: string): Promise<string> {
+  const out = join(dir, 'driver');
+  await run(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules/typescript/bin/tsc'),
+      '--outDir',
+      out,
+      '--module',
+      'NodeNext',
+      '--moduleResolution',
+      'NodeNext',
+      '--target',
+      'ES2022',
+      '--strict',
+      '--types',
+      'node',
+      '--skipLibCheck',
+      join(ROOT, 'bench/cni/driver.ts'),
+    ],
+    { timeoutMs: 120_000 },
+  );
+  await writeFile(join(out, 'package.json'), '{"type":"module"}\n');
+  return join(out, 'driver.js');
 }
 
-/** Runs `count` jobs with at most `width` in flight; returns each job's latency. */
-async function pool(count: number, width: number, job: (i: number) => Promise<void>): Promise<number[]> {
-  const latencies: number[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, count) }, async () => {
-      while (next < count) {
-        const i = next++;
-        latencies.push(await timed(() => job(i)));
-      }
-    }),
-  );
-  return latencies;
+/** Execs `jobs` through the driver process, `width` at a time; the latency of each. */
+async function drive(driver: string, plugin: Program, width: number, jobs: DriverJob[]): Promise<number[]> {
+  const input: DriverInput = { cmd: plugin.cmd, args: plugin.args, width, jobs };
+  const { stdout } = await run(process.execPath, [driver], {
+    input: JSON.stringify(input),
+    timeoutMs: 600_000,
+  }).catch((err: unknown) => {
+    const out = (err as { stdout?: string }).stdout ?? '';
+    throw new Error(`${plugin.name}: ${out || String(err)}`);
+  });
+  const out = JSON.parse(stdout) as DriverOutput;
+  if ('error' in out) throw new Error(`${plugin.name}: ${out.error}`);
+  return out.latencies;
 }
 
 function row(plugin: string, mode: string, verb: string, ms: number[]): string {
@@ -60,18 +105,99 @@ function row(plugin: string, mode: string, verb: string, ms: number[]): string {
   return `${plugin.padEnd(24)} ${mode.padEnd(14)} ${verb.padEnd(4)} n=${String(sorted.length).padEnd(4)} p50 ${percentile(sorted, 50).toFixed(1).padStart(7)} ms   p99 ${percentile(sorted, 99).toFixed(1).padStart(7)} ms`;
 }
 
-async function measure(plugin: Plugin, namespaces: TestNetns[]): Promise<string[]> {
-  const lines: string[] = [];
-  const seqAdd = await pool(PODS, 1, (i) => plugin.add(i, namespaces[i] as TestNetns));
-  const seqDel = await pool(PODS, 1, (i) => plugin.del(i, namespaces[i] as TestNetns));
-  lines.push(row(plugin.name, 'sequential', 'ADD', seqAdd), row(plugin.name, 'sequential', 'DEL', seqDel));
-  const parAdd = await pool(PODS, CONCURRENCY, (i) => plugin.add(i, namespaces[i] as TestNetns));
-  const parDel = await pool(PODS, CONCURRENCY, (i) => plugin.del(i, namespaces[i] as TestNetns));
-  lines.push(
-    row(plugin.name, `${CONCURRENCY} concurrent`, 'ADD', parAdd),
-    row(plugin.name, `${CONCURRENCY} concurrent`, 'DEL', parDel),
-  );
+/** The agent-side breakdown of one phase: the whole request, then each step, mean and p50. */
+function breakdown(phase: string, verb: string, requests: Histograms, steps: Histograms): string[] {
+  const ms = (s: number) => (s * 1000).toFixed(1).padStart(7);
+  const lines = [`  agent, ${phase} ${verb}:             mean      p50 (ms)`];
+  for (const [key, s] of requests) {
+    if (label(key, 'command') !== verb) continue;
+    lines.push(
+      `    request (${label(key, 'result')}) n=${String(s.count).padEnd(4)}`.padEnd(32) +
+        `${ms(s.sum / s.count)}  ${ms(quantile(s, 0.5))}`,
+    );
+  }
+  for (const [key, s] of [...steps].sort(([, a], [, b]) => b.sum / b.count - a.sum / a.count)) {
+    if (label(key, 'command') !== verb) continue;
+    lines.push(
+      `    ${label(key, 'step') ?? key}`.padEnd(32) + `${ms(s.sum / s.count)}  ${ms(quantile(s, 0.5))}`,
+    );
+  }
   return lines;
+}
+
+async function measure(
+  driver: string,
+  plugin: Plugin,
+  namespaces: TestNetns[],
+  metricsPort?: number,
+): Promise<string[]> {
+  const lines: string[] = [];
+  const details: string[] = [];
+  const phase = async (mode: string, width: number, verb: 'ADD' | 'DEL') => {
+    const before = metricsPort ? await scrapeBoth(metricsPort) : undefined;
+    const jobs = namespaces.map((ns, i) => plugin.job(verb, i, ns));
+    lines.push(row(plugin.name, mode, verb, await drive(driver, plugin, width, jobs)));
+    if (metricsPort && before) {
+      const after = await scrapeBoth(metricsPort);
+      details.push(
+        ...breakdown(mode, verb, diff(after.requests, before.requests), diff(after.steps, before.steps)),
+      );
+    }
+  };
+  await phase('sequential', 1, 'ADD');
+  await phase('sequential', 1, 'DEL');
+  await phase(`${CONCURRENCY} concurrent`, CONCURRENCY, 'ADD');
+  await phase(`${CONCURRENCY} concurrent`, CONCURRENCY, 'DEL');
+  return [...lines, ...details];
+}
+
+async function scrapeBoth(port: number): Promise<{ requests: Histograms; steps: Histograms }> {
+  return {
+    requests: await scrapeHistogram(port, 'odlcoe_agent_cni_request_duration_seconds'),
+    steps: await scrapeHistogram(port, 'odlcoe_agent_cni_step_duration_seconds'),
+  };
+}
+
+/**
+ * The shim's cost without the agent's work: the shim exec'd against a stub that answers a
+ * DEL with `{}` at once, next to Node running an empty module (the floor of any Node
+ * program), sequential and with all of them at once.
+ */
+async function shimFloor(driver: string, node: TestNode, dir: string): Promise<string[]> {
+  const socket = join(dir, 'stub.sock');
+  const empty = join(dir, 'empty.mjs');
+  await writeFile(empty, '');
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': 3 });
+      res.end('{}\n');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  try {
+    const conf = await node.pluginConfig('1.0.0', { socket });
+    const stubJobs = Array.from({ length: PODS }, (_, i) => ({
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...cniEnv('DEL', `stub-${i}`, '/run/netns/none') },
+      stdin: conf,
+    }));
+    const emptyJobs = stubJobs.map(() => ({ env: {}, stdin: '' }));
+    const nodeOnly: Program = { name: 'node (empty module)', cmd: process.execPath, args: [empty] };
+    const shim: Program = { name: 'shim + stub agent', cmd: process.execPath, args: [node.shim] };
+    return [
+      row(nodeOnly.name, 'sequential', '-', await drive(driver, nodeOnly, 1, emptyJobs)),
+      row(shim.name, 'sequential', 'DEL', await drive(driver, shim, 1, stubJobs)),
+      row(
+        nodeOnly.name,
+        `${CONCURRENCY} concurrent`,
+        '-',
+        await drive(driver, nodeOnly, CONCURRENCY, emptyJobs),
+      ),
+      row(shim.name, `${CONCURRENCY} concurrent`, 'DEL', await drive(driver, shim, CONCURRENCY, stubJobs)),
+    ];
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
 }
 
 async function main(): Promise<void> {
@@ -81,27 +207,19 @@ async function main(): Promise<void> {
   const namespaces: TestNetns[] = [];
   const bridgeName = `cnib${process.pid % 10000}`;
   try {
-    await node.startAgent();
+    const agent = await node.startAgent();
+    const driver = await compileDriver(dir);
     for (let i = 0; i < PODS; i++) namespaces.push(await createNetns('odlcoe-bench'));
+    const path = process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin';
     const odlcoeConf = await node.pluginConfig('1.0.0');
     const odlcoe: Plugin = {
       name: 'odlcoe (shim+agent)',
-      add: async (i, ns) => {
-        const out = await execShim(
-          node.shim,
-          cniEnv('ADD', `bench-${i}`, ns.path, { name: `bench-${i}` }),
-          odlcoeConf,
-        );
-        if (out.code !== 0) throw new Error(`odlcoe ADD ${i}: ${out.stdout}`);
-      },
-      del: async (i, ns) => {
-        const out = await execShim(
-          node.shim,
-          cniEnv('DEL', `bench-${i}`, ns.path, { name: `bench-${i}` }),
-          odlcoeConf,
-        );
-        if (out.code !== 0) throw new Error(`odlcoe DEL ${i}: ${out.stdout}`);
-      },
+      cmd: process.execPath,
+      args: [node.shim],
+      job: (verb, i, ns) => ({
+        env: { PATH: path, ...cniEnv(verb, `bench-${i}`, ns.path, { name: `bench-${i}` }) },
+        stdin: odlcoeConf,
+      }),
     };
     const bridgeConf = JSON.stringify({
       cniVersion: '1.0.0',
@@ -117,24 +235,34 @@ async function main(): Promise<void> {
         dataDir: join(dir, 'ipam'),
       },
     });
-    const goBridge = (command: string) => async (i: number, ns: TestNetns) => {
-      await run('/usr/lib/cni/bridge', [], {
-        input: bridgeConf,
+    const reference: Plugin = {
+      name: 'Go bridge + host-local',
+      cmd: '/usr/lib/cni/bridge',
+      args: [],
+      job: (verb, i, ns) => ({
         env: {
-          PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
-          CNI_COMMAND: command,
+          PATH: path,
+          CNI_COMMAND: verb,
           CNI_CONTAINERID: `gobench-${i}`,
           CNI_NETNS: ns.path,
           CNI_IFNAME: 'eth1',
           CNI_PATH: '/usr/lib/cni',
           CNI_ARGS: '',
         },
-      });
+        stdin: bridgeConf,
+      }),
     };
-    const reference: Plugin = { name: 'Go bridge + host-local', add: goBridge('ADD'), del: goBridge('DEL') };
 
-    const lines = [...(await measure(odlcoe, namespaces)), ...(await measure(reference, namespaces))];
-    process.stdout.write(`CNI latency, ${PODS} pods, ${new Date().toISOString()}\n${lines.join('\n')}\n`);
+    process.stdout.write(`CNI latency, ${PODS} pods, ${new Date().toISOString()}\n`);
+    for (let round = 1; round <= ROUNDS; round++) {
+      if (ROUNDS > 1) process.stdout.write(`round ${round}/${ROUNDS}\n`);
+      const lines = [
+        ...(await shimFloor(driver, node, dir)),
+        ...(await measure(driver, reference, namespaces)),
+        ...(await measure(driver, odlcoe, namespaces, agent.metricsPort)),
+      ];
+      process.stdout.write(`${lines.join('\n')}\n`);
+    }
   } finally {
     for (const ns of namespaces) await ns.remove().catch(() => undefined);
     await run('ip', ['link', 'del', 'dev', bridgeName]).catch(() => undefined);

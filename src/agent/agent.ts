@@ -218,6 +218,7 @@ export class Agent {
     await this.cniServer?.close();
     await this.opsServer?.close();
     this.restconf.close();
+    this.ovs.close();
   }
 
   private background(name: string, fn: () => Promise<void>): Promise<void> {

@@ -118,8 +118,17 @@ export class CniService {
         reject(error);
       }, ms);
     });
+    const queued = process.hrtime.bigint();
     const work = locked
-      ? this.options.lock.run(req.containerId, () => fn(controller.signal))
+      ? this.options.lock.run(req.containerId, () => {
+          // Time spent behind another request for the same sandbox (a runtime retrying, or
+          // its DEL racing an ADD that is still rolling back).
+          this.options.metrics.cniStepDuration.observe(
+            { command: req.command, step: 'lock_wait' },
+            seconds(queued),
+          );
+          return fn(controller.signal);
+        })
       : fn(controller.signal);
     work.catch((err: unknown) => {
       if (controller.signal.aborted) {

@@ -45,8 +45,10 @@ describe('run', () => {
   });
 
   it('kills a command that outlives its timeout, by its pid', async () => {
-    const err = await run(node, ['-e', 'console.log(process.pid); setInterval(() => {}, 1000)'], {
-      timeoutMs: 300,
+    // sh starts in about a millisecond (node may need more than the timeout on a loaded machine,
+    // and would then be killed before printing its pid); `exec` keeps the printed pid.
+    const err = await run('/bin/sh', ['-c', 'echo $$; exec sleep 60'], {
+      timeoutMs: 1000,
     }).then(
       () => assert.fail('should have timed out'),
       (e: unknown) => e,
@@ -61,8 +63,8 @@ describe('run', () => {
   });
 
   it('follows up with SIGKILL when the command ignores SIGTERM', async () => {
-    const script = 'process.on("SIGTERM", () => {}); console.log(process.pid); setInterval(() => {}, 1000)';
-    const err = await run(node, ['-e', script], { timeoutMs: 300 }).then(
+    // An ignored signal stays ignored across exec, so sleep ignores SIGTERM from its first instant.
+    const err = await run('/bin/sh', ['-c', 'trap "" TERM; echo $$; exec sleep 60'], { timeoutMs: 1000 }).then(
       () => assert.fail('should have timed out'),
       (e: unknown) => e,
     );

@@ -1,8 +1,70 @@
+import { performance } from 'node:perf_hooks';
 import { Counter, Histogram, LATENCY_BUCKETS, metric, type Registry } from '../common/metrics.js';
+
+/**
+ * The steps of a CNI request, as `step` label values of
+ * `odlcoe_agent_cni_step_duration_seconds`.
+ *
+ * ADD: `replaced_check` (ports an older pod of the same name left), then `ipam` (host-local
+ * ADD) and `veth_create` (the pair, one `ip`) at the same time, `pod_config` (the pod end's
+ * MAC, addresses, routes: one `nsenter ip -batch`), `ovs_add_port` (the OVSDB insert),
+ * `ovs_attach` (until ovs-vswitchd reports the OpenFlow port or an error), and `rollback`
+ * when it failed.
+ *
+ * DEL: `ovs_del_port` (ownership check and removal in one transaction), then `veth_delete`
+ * and `ipam` (host-local DEL) at the same time.
+ *
+ * `lock_wait`: the time a request waited for its sandbox's lock, for the holder of the lock
+ * to record.
+ */
+export type CniStep =
+  | 'lock_wait'
+  | 'replaced_check'
+  | 'ipam'
+  | 'veth_create'
+  | 'pod_config'
+  | 'ovs_add_port'
+  | 'ovs_attach'
+  | 'rollback'
+  | 'ovs_del_port'
+  | 'veth_delete';
+
+/** Steps take from well under a millisecond (an OVSDB round trip) to seconds (a wedged daemon). */
+const STEP_BUCKETS = [0.00025, 0.0005, ...LATENCY_BUCKETS.filter((b) => b <= 10)];
+
+/**
+ * The durations of one request's steps: each is observed in the step histogram as it ends,
+ * and kept (in milliseconds) for the request's debug log line.
+ */
+export class StepTimer {
+  readonly steps: Partial<Record<CniStep, number>> = {};
+
+  constructor(
+    private readonly histogram: Histogram<'command' | 'step'>,
+    private readonly command: string,
+  ) {}
+
+  /** Runs `op` as `step`, recording its duration whether it succeeds or fails. */
+  async time<T>(step: CniStep, op: () => Promise<T>): Promise<T> {
+    const start = performance.now();
+    try {
+      return await op();
+    } finally {
+      this.record(step, performance.now() - start);
+    }
+  }
+
+  /** Records a step measured elsewhere (e.g. a lock wait), in milliseconds. */
+  record(step: CniStep, ms: number): void {
+    this.histogram.observe({ command: this.command, step }, ms / 1000);
+    this.steps[step] = Math.round(((this.steps[step] ?? 0) + ms) * 100) / 100;
+  }
+}
 
 /** The agent's own metrics (the CNI server, OVS and IPAM adapters' failures, reconcile). */
 export class AgentMetrics {
   readonly cniDuration: Histogram<'command' | 'result'>;
+  readonly cniStepDuration: Histogram<'command' | 'step'>;
   readonly ovsErrors: Counter<'operation'>;
   readonly ipamErrors: Counter<'operation'>;
   readonly reconcileRemoved: Counter<'kind'>;
@@ -17,6 +79,18 @@ export class AgentMetrics {
           help: 'CNI requests served by the agent, by command and result (ok or the CNI error code)',
           labelNames: ['command', 'result'] as const,
           buckets: LATENCY_BUCKETS,
+          registers: [],
+        }),
+    );
+    this.cniStepDuration = metric(
+      registry,
+      'odlcoe_agent_cni_step_duration_seconds',
+      () =>
+        new Histogram({
+          name: 'odlcoe_agent_cni_step_duration_seconds',
+          help: 'Steps of CNI ADD and DEL requests in the agent, by command and step',
+          labelNames: ['command', 'step'] as const,
+          buckets: STEP_BUCKETS,
           registers: [],
         }),
     );
@@ -53,6 +127,11 @@ export class AgentMetrics {
           registers: [],
         }),
     );
+  }
+
+  /** A timer for the steps of one request of `command` (ADD, DEL). */
+  stepTimer(command: string): StepTimer {
+    return new StepTimer(this.cniStepDuration, command);
   }
 
   /** Runs `op`, counting a failure under `counter{operation}` before rethrowing it. */

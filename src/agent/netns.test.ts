@@ -3,7 +3,9 @@ import { describe, it } from 'node:test';
 import { NameError } from './names.js';
 import type { PodInterfaceSpec } from './netns.js';
 import {
+  configurePodInterface,
   createPodInterface,
+  createVethPair,
   deleteHostVeth,
   deletePodInterface,
   inspectPodInterface,
@@ -49,6 +51,23 @@ describe('createPodInterface input validation', () => {
 
   it('refuses a path that is not a network namespace', async () => {
     await assert.rejects(createPodInterface({ ...spec, netns: '/tmp' }), /is not a network namespace/);
+  });
+});
+
+describe('the two halves an ADD runs separately', () => {
+  it('createVethPair validates and refuses a missing namespace before creating anything', async () => {
+    await assert.rejects(createVethPair({ ...spec, mtu: 10 }), NameError);
+    await assert.rejects(createVethPair({ ...spec, hostVeth: 'veth:1' }), NameError);
+    await assert.rejects(createVethPair(spec), NetnsError);
+  });
+
+  it('configurePodInterface validates everything before running ip', async () => {
+    await assert.rejects(configurePodInterface({ ...spec, mac: 'ff:ff:ff:ff:ff:ff' }), NameError);
+    await assert.rejects(
+      configurePodInterface({ ...spec, addresses: [{ cidr: '10.11.1.5' }] }),
+      /invalid interface address/,
+    );
+    await assert.rejects(configurePodInterface({ ...spec, routes: [{ dst: '10.0.0.1/8' }] }), /host bits/);
   });
 });
 

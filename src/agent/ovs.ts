@@ -1,18 +1,49 @@
+import { performance } from 'node:perf_hooks';
 import ipaddr from 'ipaddr.js';
 import type { Logger } from '../common/log.js';
 import { errorMessage, silentLogger } from '../common/log.js';
-import { CommandError, run } from './exec.js';
+import { run } from './exec.js';
 import { validateBridgeName, validatePortName } from './names.js';
+import {
+  OvsdbClient,
+  OvsdbConnectionError,
+  OvsdbTransactionError,
+  type OvsdbOperation,
+  type OvsdbOperationResult,
+} from './ovsdb/client.js';
+import {
+  decodeMap,
+  decodeOptional,
+  decodeSet,
+  decodeUuid,
+  namedUuid,
+  ovsMap,
+  ovsSet,
+  uuid,
+} from './ovsdb/datum.js';
 
 /**
- * Open vSwitch through `ovs-vsctl` (reads with `--format=json`), against the system OVSDB or
- * a given unix socket (tests run a private one).
+ * Open vSwitch for the agent. Pod ports (addPort, delPort, getPort, listPorts) and ping go
+ * to ovsdb-server directly, over one persistent OVSDB JSON-RPC connection (RFC 7047, see
+ * ovsdb/client.ts): they run on every CNI ADD and DEL, where an `ovs-vsctl` process per call
+ * cost more than everything else together. Node set-up (bridge, controllers, managers,
+ * local_ip) runs every minute at most and keeps `ovs-vsctl`, whose `--may-exist add-br` and
+ * `set-manager` semantics it relies on.
  *
- * Two properties of ovs-vsctl shape this module:
- * - It exits 0 even when ovs-vswitchd could not open a port; the failure is only visible in
- *   the Interface's `ofport` (-1) and `error` columns, so addPort reads them back.
- * - When ovs-vswitchd is down, a write waits up to `--timeout` for it, then fails, but the
- *   transaction is already committed in OVSDB. A failed addPort therefore removes its row.
+ * How a port is added, and why it is safe:
+ * - One transaction inserts the Interface (with its external_ids as an OVSDB map: no quoting
+ *   of `:` or anything else), the Port, and the reference from the Bridge, guarded by `wait`
+ *   operations with timeout 0 that assert the bridge exists and no Port or Interface of that
+ *   name does. It commits entirely or not at all.
+ * - ovs-vswitchd reports the outcome in the Interface row, in the same transaction in which
+ *   it would acknowledge `next_cfg` (which is what ovs-vsctl waits for): `ofport` > 0 when
+ *   attached, -1 and `error` when it could not open the device. A second transaction waits
+ *   (an OVSDB `wait` with the remaining timeout, evaluated by ovsdb-server on every commit)
+ *   until `ofport` is set, and reads it and `error` back. So the ovs-vsctl trap (exit 0
+ *   although the port failed) cannot happen, and no `next_cfg` round trip is needed.
+ * - When ovs-vswitchd is down the insert still commits and the wait times out; on any failure
+ *   after the insert might have committed, the row is removed again, but only if its
+ *   external_ids are still the ones this call wrote.
  */
 
 export interface OvsPort {
@@ -25,9 +56,9 @@ export interface OvsPort {
 }
 
 export interface OvsOptions {
-  /** Unix socket of ovsdb-server; undefined uses ovs-vsctl's default (the system database). */
+  /** Unix socket of ovsdb-server; undefined: the system database (`$OVS_RUNDIR/db.sock`, as ovs-vsctl). */
   dbSocket?: string;
-  /** ovs-vsctl `--timeout`; also how long a write waits for ovs-vswitchd. Default 10. */
+  /** Deadline of one operation, including how long addPort waits for ovs-vswitchd. Default 10. */
   timeoutSeconds?: number;
   logger?: Logger;
 }
@@ -41,7 +72,15 @@ export interface BridgeOptions {
   failMode?: 'secure' | 'standalone';
 }
 
-/** An ovs-vsctl command failed, or OVS refused what was asked. */
+/** addPort's progress, for callers that time it: the insert committed, the port attached. */
+export interface AddPortObserver {
+  onStep?: (step: 'insert' | 'attach', ms: number) => void;
+}
+
+/** What delPort did: removed the port, found none on the bridge, or kept one that is not the caller's. */
+export type DelPortOutcome = 'removed' | 'absent' | 'not-owned';
+
+/** An OVS operation failed, or OVS refused what was asked. */
 export class OvsError extends Error {
   override name = 'OvsError';
 }
@@ -57,16 +96,30 @@ export class OvsPortConflictError extends OvsError {
   }
 }
 
+const DATABASE = 'Open_vSwitch';
 const PROTOCOL = /^OpenFlow1[0-5]$/;
 const EXTERNAL_ID_KEY = /^[A-Za-z0-9][A-Za-z0-9_.:/-]*$/;
 const MAX_EXTERNAL_ID_LENGTH = 1024;
 const DEFAULT_TIMEOUT_SECONDS = 10;
-const INTERFACE_COLUMNS = 'name,ofport,error,external_ids';
+const INTERFACE_COLUMNS = ['_uuid', 'name', 'ofport', 'error', 'external_ids'];
+/** A guarded transaction lost a race with another writer this many times: give up. */
+const MAX_ATTEMPTS = 3;
+/** Over the OVSDB-side timeout of a `wait`, so that ovsdb-server's answer comes first. */
+const CLIENT_MARGIN_MS = 5_000;
+
+/** The Interface row of a port name, its Port row, and the bridge holding that Port. */
+interface Located {
+  iface?: OvsPort & { uuid: string };
+  portUuid?: string;
+  /** The bridge whose `ports` holds the Port; undefined when none does. */
+  bridge?: string;
+}
 
 export class Ovs {
   private readonly dbSocket: string | undefined;
   private readonly timeoutSeconds: number;
   private readonly logger: Logger;
+  private readonly db: OvsdbClient;
 
   constructor(opts: OvsOptions = {}) {
     if (opts.dbSocket !== undefined && !opts.dbSocket.startsWith('/')) {
@@ -80,11 +133,24 @@ export class Ovs {
     this.dbSocket = opts.dbSocket;
     this.timeoutSeconds = timeout;
     this.logger = opts.logger ?? silentLogger();
+    this.db = new OvsdbClient({
+      // ovs-vsctl's default: <rundir>/db.sock, where OVS_RUNDIR overrides the build's rundir.
+      socketPath: opts.dbSocket ?? `${process.env.OVS_RUNDIR ?? '/var/run/openvswitch'}/db.sock`,
+      requestTimeoutMs: timeout * 1000,
+      logger: this.logger,
+    });
   }
 
-  /** Throws when ovsdb-server cannot be reached (or answers nonsense). */
+  /** Closes the OVSDB connection (an idle one never keeps the process alive anyway). */
+  close(): void {
+    this.db.close();
+  }
+
+  /** Throws when ovsdb-server cannot be reached (or does not serve the Open_vSwitch database). */
   async ping(): Promise<void> {
-    await this.vsctl(['--no-wait', 'list-br']);
+    await this.transact([{ op: 'select', table: 'Open_vSwitch', where: [], columns: ['_uuid'] }], {
+      readOnly: true,
+    });
   }
 
   /** Creates the bridge if missing and sets the requested properties; safe to repeat. */
@@ -124,132 +190,189 @@ export class Ovs {
   async setLocalIp(ip: string): Promise<void> {
     if (!ipaddr.isValid(ip)) throw new OvsError(`local_ip ${JSON.stringify(ip)} is not an IP address`);
     const normalised = ipaddr.parse(ip).toString();
-    await this.vsctl(['set', 'Open_vSwitch', '.', `other_config:local_ip=${quote(normalised)}`]);
+    await this.vsctl(['set', 'Open_vSwitch', '.', `other_config:local_ip=${JSON.stringify(normalised)}`]);
   }
 
   /**
    * Adds `port` (an existing network device) to `bridge` with these Interface external_ids, in
-   * one transaction, then checks that ovs-vswitchd attached it. On any failure the port row
-   * is removed again and the error thrown. A port of that name that already exists with
-   * exactly these external_ids is returned as is (a repeated ADD); with other external_ids it
-   * is someone else's, and an OvsPortConflictError leaves it untouched.
+   * one transaction, then waits until ovs-vswitchd attached it. On any failure the port row
+   * is removed again (when it is still this call's) and the error thrown. A port of that name
+   * that already exists on the bridge with exactly these external_ids is returned once
+   * attached (a repeated ADD); with other external_ids, or on another bridge, it is someone
+   * else's, and an OvsPortConflictError leaves it untouched.
    */
-  async addPort(bridge: string, port: string, externalIds: Record<string, string>): Promise<OvsPort> {
+  async addPort(
+    bridge: string,
+    port: string,
+    externalIds: Record<string, string>,
+    observer: AddPortObserver = {},
+  ): Promise<OvsPort> {
     validateBridgeName(bridge);
     validatePortName(port);
-    const ids = externalIdSettings(externalIds);
-    try {
-      await this.vsctl([
-        '--',
-        'add-port',
-        bridge,
-        port,
-        ...(ids.length > 0 ? ['--', 'set', 'Interface', port, ...ids] : []),
-      ]);
-    } catch (err) {
-      if (err instanceof CommandError && /already exists/.test(err.stderr)) {
-        // "cannot create a port named P because a port named P already exists on bridge B"
-        const onBridge = /already exists on bridge (\S+)/.exec(err.stderr)?.[1] ?? bridge;
-        const existing = await this.getPort(port);
-        if (existing && onBridge === bridge && sameIds(existing.externalIds, externalIds)) {
-          return this.awaitAttached(bridge, port, existing);
+    checkExternalIds(externalIds);
+    const started = performance.now();
+    const deadline = Date.now() + this.timeoutSeconds * 1000;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.db.transact(DATABASE, insertPortOps(bridge, port, externalIds));
+        break;
+      } catch (err) {
+        if (!(err instanceof OvsdbTransactionError)) {
+          // A broken connection or a late answer: the insert may have committed.
+          throw await this.rollback(bridge, port, externalIds, err);
         }
-        if (existing) {
+        // Nothing was committed. Index 0: no such bridge; 1, 2 (or a constraint violation
+        // at commit, when another client inserted the name concurrently): the name is taken.
+        if (err.index === 0) throw new OvsError(`cannot add port ${port}: bridge ${bridge} does not exist`);
+        if (err.index !== 1 && err.index !== 2 && err.error !== 'constraint violation') {
+          throw new OvsError(`adding OVS port ${port} to ${bridge} failed: ${err.message}`, { cause: err });
+        }
+        const existing = await this.locate(port);
+        if (!existing.iface && existing.portUuid === undefined && attempt < MAX_ATTEMPTS) continue;
+        if (
+          existing.iface &&
+          existing.bridge === bridge &&
+          sameIds(existing.iface.externalIds, externalIds)
+        ) {
+          // A repeated ADD of the same attachment; not this call's row to remove on failure.
+          return this.awaitAttached(bridge, port, deadline);
+        }
+        if (existing.iface) {
           throw new OvsPortConflictError(
-            onBridge === bridge
-              ? `OVS port ${port} already exists for another attachment (external_ids ${JSON.stringify(existing.externalIds)})`
-              : `OVS port ${port} already exists on bridge ${onBridge}`,
-            existing,
+            existing.bridge === bridge
+              ? `OVS port ${port} already exists for another attachment (external_ids ${JSON.stringify(existing.iface.externalIds)})`
+              : `OVS port ${port} already exists on ${existing.bridge ? `bridge ${existing.bridge}` : 'no bridge'}`,
+            toPublic(existing.iface),
           );
         }
+        throw new OvsError(
+          `cannot add port ${port} to ${bridge}: a port of that name exists${existing.bridge ? ` on bridge ${existing.bridge}` : ''} without an interface of that name`,
+        );
       }
-      // The row may be committed even though ovs-vsctl failed (ovs-vswitchd down: it timed
-      // out waiting for it). Remove it, but only if it is ours.
-      throw await this.rollback(bridge, port, externalIds, err);
     }
+    const inserted = performance.now();
+    observer.onStep?.('insert', inserted - started);
     try {
-      const current = await this.getPort(port);
-      if (!current) throw new OvsError(`OVS port ${port} vanished right after it was added`);
-      return await this.awaitAttached(bridge, port, current);
+      const attached = await this.awaitAttached(bridge, port, deadline);
+      observer.onStep?.('attach', performance.now() - inserted);
+      return attached;
     } catch (err) {
       throw await this.rollback(bridge, port, externalIds, err);
     }
   }
 
   /**
-   * Removes the port; succeeds when it does not exist. With `ifExternalIds`, removes it only
-   * when its external_ids contain those pairs, so a DEL that knows only the port name cannot
-   * remove a port that (after a name collision) belongs to another container.
+   * Removes the port; succeeds when it does not exist (or is on another bridge: then it is
+   * not this bridge's to remove). With `ifExternalIds`, removes it only when its Interface's
+   * external_ids contain those pairs, checked in the same transaction as the removal, so a
+   * DEL that knows only the port name cannot remove a port that (after a name collision)
+   * belongs to another container. Resolves with what it did.
    */
   async delPort(
     bridge: string,
     port: string,
     opts: { ifExternalIds?: Record<string, string> } = {},
-  ): Promise<void> {
+  ): Promise<DelPortOutcome> {
     validateBridgeName(bridge);
     validatePortName(port);
-    if (opts.ifExternalIds) {
-      const existing = await this.getPort(port);
-      if (!existing) return;
-      for (const [k, v] of Object.entries(opts.ifExternalIds)) {
-        if (existing.externalIds[k] !== v) {
+    if (opts.ifExternalIds) checkExternalIds(opts.ifExternalIds);
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      const found = await this.locate(port);
+      if (opts.ifExternalIds) {
+        if (!found.iface) return 'absent';
+        const ids = found.iface.externalIds;
+        if (Object.entries(opts.ifExternalIds).some(([k, v]) => ids[k] !== v)) {
           this.logger.warn('not deleting OVS port owned by another attachment', {
             port,
             expected: opts.ifExternalIds,
-            actual: existing.externalIds,
+            actual: ids,
           });
-          return;
+          return 'not-owned';
         }
       }
+      if (found.portUuid === undefined || found.bridge !== bridge) return 'absent';
+      // Still that Port row, still on this bridge (and, below, still the caller's): otherwise
+      // it changed since the look-up, and the look-up is repeated.
+      const guards: OvsdbOperation[] = [
+        assertRows('Port', [['_uuid', '==', uuid(found.portUuid)]], [{ name: port }]),
+        assertRows(
+          'Bridge',
+          [
+            ['name', '==', bridge],
+            ['ports', 'includes', ovsSet([uuid(found.portUuid)])],
+          ],
+          [{ name: bridge }],
+        ),
+      ];
+      if (opts.ifExternalIds) {
+        guards.push(
+          assertRows(
+            'Interface',
+            [
+              ['name', '==', port],
+              ['external_ids', 'includes', ovsMap(opts.ifExternalIds)],
+            ],
+            [{ name: port }],
+          ),
+        );
+      }
+      try {
+        // No wait for ovs-vswitchd: removing a row must not hang on a dead switch daemon,
+        // which drops the port when it comes back.
+        await this.db.transact(DATABASE, [
+          ...guards,
+          {
+            op: 'mutate',
+            table: 'Bridge',
+            where: [['name', '==', bridge]],
+            mutations: [['ports', 'delete', ovsSet([uuid(found.portUuid)])]],
+          },
+          { op: 'comment', comment: `odlcoe-agent: del-port ${bridge} ${port}` },
+        ]);
+        return 'removed';
+      } catch (err) {
+        if (err instanceof OvsdbTransactionError && err.index < guards.length) continue;
+        throw wrap(`removing OVS port ${port} from ${bridge}`, err);
+      }
     }
-    // --no-wait: deleting a row must not hang on a dead ovs-vswitchd; it drops the port
-    // when it comes back.
-    try {
-      await this.vsctl(['--no-wait', '--if-exists', 'del-port', bridge, port]);
-    } catch (err) {
-      // --if-exists covers a missing port, not one on another bridge: not ours to remove,
-      // and absent from this bridge, which is what was asked.
-      if (err instanceof CommandError && /does not have a port/.test(err.stderr)) return;
-      throw err;
-    }
+    throw new OvsError(`removing OVS port ${port}: it changed under ${MAX_ATTEMPTS} attempts`);
   }
 
-  /** The bridge's ports (not its own internal port), in one ovs-vsctl call. */
-  async listPorts(bridge: string): Promise<OvsPort[]> {
+  /**
+   * The bridge's ports (not its own internal port), in one read transaction. With
+   * `withExternalIds`, only those whose external_ids contain these pairs (filtered by
+   * ovsdb-server, so an ADD does not read every port of a busy node).
+   */
+  async listPorts(
+    bridge: string,
+    opts: { withExternalIds?: Record<string, string> } = {},
+  ): Promise<OvsPort[]> {
     validateBridgeName(bridge);
-    const out = await this.vsctl([
-      '--format=json',
-      '--',
-      '--columns=ports',
-      'list',
-      'Bridge',
-      bridge,
-      '--',
-      '--columns=_uuid,interfaces',
-      'list',
-      'Port',
-      '--',
-      `--columns=_uuid,${INTERFACE_COLUMNS}`,
-      'list',
-      'Interface',
-    ]);
-    const [bridges, ports, interfaces] = out
-      .split('\n')
-      .filter((line) => line.trim() !== '')
-      .map((line) => parseTable(line));
-    if (!bridges || !ports || !interfaces)
-      throw new OvsError(`unexpected ovs-vsctl output listing ports of ${bridge}`);
-    const bridgeRow = bridges[0];
+    if (opts.withExternalIds) checkExternalIds(opts.withExternalIds);
+    const [bridges, ports, interfaces] = await this.transact(
+      [
+        { op: 'select', table: 'Bridge', where: [['name', '==', bridge]], columns: ['ports'] },
+        { op: 'select', table: 'Port', where: [], columns: ['_uuid', 'interfaces'] },
+        {
+          op: 'select',
+          table: 'Interface',
+          where: opts.withExternalIds ? [['external_ids', 'includes', ovsMap(opts.withExternalIds)]] : [],
+          columns: INTERFACE_COLUMNS,
+        },
+      ],
+      { readOnly: true },
+    );
+    const bridgeRow = rowsOf(bridges)[0];
     if (!bridgeRow) throw new OvsError(`bridge ${bridge} not found`);
     const portUuids = new Set(decodeSet(bridgeRow.ports).map(decodeUuid));
     const ifaceUuids = new Set(
-      ports
+      rowsOf(ports)
         .filter((p) => portUuids.has(decodeUuid(p._uuid)))
         .flatMap((p) => decodeSet(p.interfaces).map(decodeUuid)),
     );
-    return interfaces
+    return rowsOf(interfaces)
       .filter((i) => ifaceUuids.has(decodeUuid(i._uuid)))
-      .map(toOvsPort)
+      .map((row) => toPublic(toOvsPort(row)))
       .filter((p) => p.name !== bridge)
       .sort((a, b) => a.name.localeCompare(b.name));
   }
@@ -257,39 +380,83 @@ export class Ovs {
   /** The Interface of that name, wherever it is attached. */
   async getPort(port: string): Promise<OvsPort | undefined> {
     validatePortName(port);
-    const out = await this.vsctl([
-      '--format=json',
-      `--columns=${INTERFACE_COLUMNS}`,
-      'find',
-      'Interface',
-      `name=${quote(port)}`,
-    ]);
-    const row = parseTable(out)[0];
-    return row ? toOvsPort(row) : undefined;
+    const [result] = await this.transact(
+      [{ op: 'select', table: 'Interface', where: [['name', '==', port]], columns: INTERFACE_COLUMNS }],
+      { readOnly: true },
+    );
+    const row = rowsOf(result)[0];
+    return row ? toPublic(toOvsPort(row)) : undefined;
   }
 
   /**
-   * ovs-vsctl returns once ovs-vswitchd has applied the configuration, which normally
-   * includes ofport; poll briefly in case the status update lands a moment later.
+   * Waits (inside ovsdb-server, no polling) until ovs-vswitchd has written the Interface's
+   * `ofport`, then judges it: > 0 attached, otherwise (-1, `error`) failed.
    */
-  private async awaitAttached(bridge: string, port: string, first: OvsPort): Promise<OvsPort> {
-    const deadline = Date.now() + this.timeoutSeconds * 1000;
-    let current: OvsPort | undefined = first;
-    for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
-      if (!current)
-        throw new OvsError(`OVS port ${port} vanished while waiting for it to attach to ${bridge}`);
+  private async awaitAttached(bridge: string, port: string, deadline: number): Promise<OvsPort> {
+    let seen: unknown = ovsSet([]);
+    for (;;) {
+      const remaining = Math.max(0, deadline - Date.now());
+      let results: OvsdbOperationResult[];
+      try {
+        results = await this.db.transact(
+          DATABASE,
+          [
+            {
+              op: 'wait',
+              timeout: remaining,
+              table: 'Interface',
+              where: [['name', '==', port]],
+              columns: ['ofport'],
+              until: '!=',
+              rows: [{ ofport: seen }],
+            },
+            { op: 'select', table: 'Interface', where: [['name', '==', port]], columns: INTERFACE_COLUMNS },
+          ],
+          { timeoutMs: remaining + CLIENT_MARGIN_MS },
+        );
+      } catch (err) {
+        if (err instanceof OvsdbTransactionError && err.index === 0 && err.error === 'timed out') {
+          throw new OvsError(
+            `adding OVS port ${port} to ${bridge} failed: ovs-vswitchd gave it no OpenFlow port number within ${this.timeoutSeconds}s (is it running?)`,
+          );
+        }
+        throw wrap(`waiting for OVS port ${port}`, err);
+      }
+      const row = rowsOf(results[1])[0];
+      if (!row) throw new OvsError(`OVS port ${port} vanished while waiting for it to attach to ${bridge}`);
+      const current = toOvsPort(row);
       if (current.error || current.ofport < 0) {
         throw new OvsError(
           `OVS could not attach ${port} to ${bridge}: ${current.error ?? `ofport ${current.ofport}`}`,
         );
       }
-      if (current.ofport > 0) return current;
-      if (Date.now() >= deadline) {
-        throw new OvsError(`OVS port ${port} got no OpenFlow port number within ${this.timeoutSeconds}s`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      current = await this.getPort(port);
+      if (current.ofport > 0) return toPublic(current);
+      // ofport 0: not a number ovs-vswitchd assigns; wait for the next change.
+      seen = row.ofport;
     }
+  }
+
+  /** Port row, Interface row and holding bridge of a port name, in one read. */
+  private async locate(port: string): Promise<Located> {
+    const [ifaces, ports, bridges] = await this.transact(
+      [
+        { op: 'select', table: 'Interface', where: [['name', '==', port]], columns: INTERFACE_COLUMNS },
+        { op: 'select', table: 'Port', where: [['name', '==', port]], columns: ['_uuid'] },
+        { op: 'select', table: 'Bridge', where: [], columns: ['name', 'ports'] },
+      ],
+      { readOnly: true },
+    );
+    const ifaceRow = rowsOf(ifaces)[0];
+    const portRow = rowsOf(ports)[0];
+    const out: Located = {};
+    if (ifaceRow) out.iface = toOvsPort(ifaceRow);
+    if (portRow) {
+      const portUuid = decodeUuid(portRow._uuid);
+      out.portUuid = portUuid;
+      const holder = rowsOf(bridges).find((b) => decodeSet(b.ports).some((p) => decodeUuid(p) === portUuid));
+      if (holder && typeof holder.name === 'string') out.bridge = holder.name;
+    }
+    return out;
   }
 
   /** Removes a port this call may have committed; returns the error to throw. */
@@ -304,6 +471,7 @@ export class Ovs {
         ? cause
         : new OvsError(`adding OVS port ${port} to ${bridge} failed: ${errorMessage(cause)}`, { cause });
     try {
+      // Only when every pair is still the one this call wrote: otherwise not ours.
       await this.delPort(bridge, port, { ifExternalIds: externalIds });
     } catch (cleanupErr) {
       this.logger.error('could not remove OVS port after a failed add', {
@@ -314,6 +482,17 @@ export class Ovs {
       error.message += `; removing the port again also failed: ${errorMessage(cleanupErr)}`;
     }
     return error;
+  }
+
+  private async transact(
+    ops: OvsdbOperation[],
+    opts: { readOnly?: boolean } = {},
+  ): Promise<OvsdbOperationResult[]> {
+    try {
+      return await this.db.transact(DATABASE, ops, opts);
+    } catch (err) {
+      throw wrap('OVSDB', err);
+    }
   }
 
   private async vsctl(args: string[]): Promise<string> {
@@ -329,21 +508,54 @@ export class Ovs {
   }
 }
 
-/** ovs-vsctl's value syntax: a double-quoted string takes JSON-style escapes; unquoted `:` or `,` would not parse. */
-function quote(value: string): string {
-  return JSON.stringify(value);
+/**
+ * The insert of one port (see the file comment): operations 0..2 are the preconditions whose
+ * failure addPort interprets by index.
+ */
+function insertPortOps(bridge: string, port: string, externalIds: Record<string, string>): OvsdbOperation[] {
+  return [
+    assertRows('Bridge', [['name', '==', bridge]], [{ name: bridge }]),
+    assertRows('Port', [['name', '==', port]], []),
+    assertRows('Interface', [['name', '==', port]], []),
+    {
+      op: 'insert',
+      table: 'Interface',
+      row: { name: port, external_ids: ovsMap(externalIds) },
+      'uuid-name': 'iface',
+    },
+    { op: 'insert', table: 'Port', row: { name: port, interfaces: namedUuid('iface') }, 'uuid-name': 'port' },
+    {
+      op: 'mutate',
+      table: 'Bridge',
+      where: [['name', '==', bridge]],
+      mutations: [['ports', 'insert', ovsSet([namedUuid('port')])]],
+    },
+    { op: 'comment', comment: `odlcoe-agent: add-port ${bridge} ${port}` },
+  ];
 }
 
-function externalIdSettings(externalIds: Record<string, string>): string[] {
-  const entries = Object.entries(externalIds);
-  for (const [k, v] of entries) {
+/**
+ * A precondition: the rows matching `where`, projected on the columns of `rows`, are exactly
+ * `rows` now (a `wait` with timeout 0 fails the transaction at once otherwise).
+ */
+function assertRows(table: string, where: unknown[], rows: Record<string, unknown>[]): OvsdbOperation {
+  return { op: 'wait', timeout: 0, table, where, columns: ['name'], until: '==', rows };
+}
+
+function wrap(what: string, err: unknown): Error {
+  if (err instanceof OvsError) return err;
+  if (err instanceof OvsdbConnectionError) return new OvsError(`${what}: ${err.message}`, { cause: err });
+  return new OvsError(`${what}: ${errorMessage(err)}`, { cause: err });
+}
+
+function checkExternalIds(externalIds: Record<string, string>): void {
+  for (const [k, v] of Object.entries(externalIds)) {
     if (!EXTERNAL_ID_KEY.test(k) || k.length > 128)
       throw new OvsError(`invalid external_ids key ${JSON.stringify(k)}`);
     if (typeof v !== 'string' || v.includes('\u0000') || v.length > MAX_EXTERNAL_ID_LENGTH) {
       throw new OvsError(`invalid external_ids value for ${k}: ${JSON.stringify(v)}`);
     }
   }
-  return entries.map(([k, v]) => `external_ids:${quote(k)}=${quote(v)}`);
 }
 
 function sameIds(a: Record<string, string>, b: Record<string, string>): boolean {
@@ -361,60 +573,31 @@ function validateTarget(target: string): void {
   }
 }
 
-// ---- ovs-vsctl --format=json decoding ------------------------------------------------------
-
-type Row = Record<string, unknown>;
-
-/** One `--format=json` table: {"headings": [...], "data": [[...], ...]} into rows keyed by column. */
-function parseTable(text: string): Row[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new OvsError(`ovs-vsctl printed invalid JSON: ${errorMessage(err)}`);
-  }
-  const table = parsed as { headings?: unknown; data?: unknown };
-  if (!Array.isArray(table.headings) || !Array.isArray(table.data)) {
-    throw new OvsError('ovs-vsctl JSON output lacks headings/data');
-  }
-  const headings = table.headings as string[];
-  return (table.data as unknown[][]).map((cells) =>
-    Object.fromEntries(headings.map((h, i) => [h, cells[i]])),
-  );
+function rowsOf(result: OvsdbOperationResult | undefined): Record<string, unknown>[] {
+  if (!result || !Array.isArray(result.rows)) throw new OvsError('OVSDB select returned no rows array');
+  return result.rows;
 }
 
-/** OVSDB JSON: a set of one element is written as the bare element. */
-function decodeSet(value: unknown): unknown[] {
-  if (Array.isArray(value) && value[0] === 'set' && Array.isArray(value[1])) return value[1] as unknown[];
-  return value === undefined ? [] : [value];
-}
-
-function decodeUuid(value: unknown): string {
-  if (Array.isArray(value) && value[0] === 'uuid' && typeof value[1] === 'string') return value[1];
-  throw new OvsError(`expected an OVSDB uuid, got ${JSON.stringify(value)}`);
-}
-
-function decodeMap(value: unknown): Record<string, string> {
-  if (!Array.isArray(value) || value[0] !== 'map' || !Array.isArray(value[1])) {
-    throw new OvsError(`expected an OVSDB map, got ${JSON.stringify(value)}`);
-  }
-  const out: Record<string, string> = {};
-  for (const pair of value[1] as unknown[]) {
-    if (Array.isArray(pair) && typeof pair[0] === 'string' && typeof pair[1] === 'string')
-      out[pair[0]] = pair[1];
-  }
-  return out;
-}
-
-function toOvsPort(row: Row): OvsPort {
+function toOvsPort(row: Record<string, unknown>): OvsPort & { uuid: string } {
   if (typeof row.name !== 'string')
     throw new OvsError(`Interface row without a name: ${JSON.stringify(row)}`);
-  const ofport = decodeSet(row.ofport)[0];
-  const error = decodeSet(row.error)[0];
+  const ofport = decodeOptional(row.ofport);
+  const error = decodeOptional(row.error);
   return {
+    uuid: decodeUuid(row._uuid),
     name: row.name,
     ofport: typeof ofport === 'number' ? ofport : 0,
     ...(typeof error === 'string' && error !== '' ? { error } : {}),
     externalIds: decodeMap(row.external_ids),
+  };
+}
+
+/** The OvsPort callers see (without the row uuid, which is an OVSDB detail). */
+function toPublic(p: OvsPort & { uuid?: string }): OvsPort {
+  return {
+    name: p.name,
+    ofport: p.ofport,
+    ...(p.error !== undefined ? { error: p.error } : {}),
+    externalIds: p.externalIds,
   };
 }

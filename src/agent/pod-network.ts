@@ -4,9 +4,9 @@ import { CNI_ERROR, CniError } from './cni-error.js';
 import type { CniAttachment, CniRequest } from './cni-request.js';
 import type { CniResult } from './cni-result.js';
 import type { HostLocalIpam } from './ipam.js';
-import type { AgentMetrics } from './metrics.js';
+import type { AgentMetrics, StepTimer } from './metrics.js';
 import { hostVethName, NameError, validatePodRef } from './names.js';
-import { createPodInterface, deleteHostVeth, inspectPodInterface } from './netns.js';
+import { configurePodInterface, createVethPair, deleteHostVeth, inspectPodInterface } from './netns.js';
 import type { Ovs, OvsPort } from './ovs.js';
 import { podMacFromIp } from './pod-mac.js';
 import { defaultRoute, type PodSubnet } from './pod-subnet.js';
@@ -93,7 +93,7 @@ export class PodNetwork {
   }
 
   async add(req: CniRequest, signal: AbortSignal): Promise<CniResult> {
-    const { containerId, ifName, netns, args } = req;
+    const { containerId, ifName, args } = req;
     if (!args.podNamespace || !args.podName) {
       throw new CniError(
         CNI_ERROR.invalidEnvironment,
@@ -116,29 +116,76 @@ export class PodNetwork {
     }
     this.refuseReplacedPod(args.podNamespace, args.podName, args.podUid);
     const portName = hostVethName(containerId, ifName);
-    // No look-up first (one ovs-vsctl less per ADD): a repeated ADD is refused by host-local
-    // (duplicate allocation) before anything is created, and a device or port of this name
-    // that belongs to another container makes createPodInterface/addPort fail without
-    // touching it, so the rollback below only ever undoes this request's own steps.
-    await this.removeReplacedAttachments(args.podNamespace, args.podName, args.podUid, containerId);
+    // No look-up first (one OVSDB round trip less per ADD): a repeated ADD is refused by
+    // host-local (duplicate allocation), and a device or port of this name that belongs to
+    // another container makes createVethPair/addPort fail without touching it; the rollback
+    // only ever undoes what this request itself created.
+    const { podNamespace, podName, podUid } = args;
+    const timer = this.metrics.stepTimer('ADD');
+    try {
+      await timer.time('replaced_check', () =>
+        this.removeReplacedAttachments(podNamespace, podName, podUid, containerId),
+      );
+      return await this.wire(req, signal, { subnet, ipam, portName, timer });
+    } finally {
+      this.logger.debug('ADD steps (ms)', { containerId, ifName, ...timer.steps });
+    }
+  }
 
-    const undo: { what: string; run: () => Promise<void> }[] = [];
+  /**
+   * The steps of an ADD after validation: lease an address while creating the veth pair,
+   * configure the pod end, add the OVS port and wait until ovs-vswitchd attached it. On any
+   * failure every step taken is undone, newest first.
+   */
+  private async wire(
+    req: CniRequest,
+    signal: AbortSignal,
+    ctx: { subnet: PodSubnet; ipam: HostLocalIpam; portName: string; timer: StepTimer },
+  ): Promise<CniResult> {
+    const { containerId, ifName, netns, args } = req;
+    const { subnet, ipam, portName, timer } = ctx;
+    const undo: { what: string; run: () => Promise<unknown> }[] = [];
     const step = () => {
       if (signal.aborted)
         throw new CniError(CNI_ERROR.tryAgainLater, `ADD abandoned: ${errorMessage(signal.reason)}`);
     };
     try {
       step();
-      const allocation = await this.metrics
-        .count(this.metrics.ipamErrors, 'add', () => ipam.add({ containerId, ifName, netns }))
-        .catch((err: unknown) => {
-          throw new CniError(CNI_ERROR.ipam, `IPAM could not allocate an address: ${errorMessage(err)}`);
+      // The address and the veth pair do not depend on each other: both at once. Each undo is
+      // registered only for what succeeded, so a repeated ADD (host-local refuses the
+      // duplicate, the veth exists) undoes nothing of the first one.
+      const [leased, pair] = await Promise.allSettled([
+        timer.time('ipam', () =>
+          this.metrics.count(this.metrics.ipamErrors, 'add', () => ipam.add({ containerId, ifName, netns })),
+        ),
+        timer.time('veth_create', () =>
+          createVethPair({ netns, ifName, hostVeth: portName, mtu: this.options.mtu }),
+        ),
+      ]);
+      if (leased.status === 'fulfilled') {
+        undo.push({
+          what: 'release IP',
+          run: () =>
+            this.metrics.count(this.metrics.ipamErrors, 'del', () =>
+              ipam.del({ containerId, ifName, netns }),
+            ),
         });
-      undo.push({
-        what: 'release IP',
-        run: () =>
-          this.metrics.count(this.metrics.ipamErrors, 'del', () => ipam.del({ containerId, ifName, netns })),
-      });
+      }
+      if (pair.status === 'fulfilled')
+        undo.push({ what: 'delete veth', run: () => deleteHostVeth(portName) });
+      if (leased.status === 'rejected') {
+        throw new CniError(
+          CNI_ERROR.ipam,
+          `IPAM could not allocate an address: ${errorMessage(leased.reason)}`,
+        );
+      }
+      if (pair.status === 'rejected') {
+        throw new CniError(
+          CNI_ERROR.podInterface,
+          `could not create the pod interface: ${errorMessage(pair.reason)}`,
+        );
+      }
+      const allocation = leased.value;
       step();
       const ips = allocation.ips.map((ip) => ({
         address: withPrefix(ip.address, subnet),
@@ -146,7 +193,7 @@ export class PodNetwork {
       }));
       const first = ips[0];
       if (!first) throw new CniError(CNI_ERROR.ipam, 'IPAM returned no address');
-      const mac = podMacFromIp(bareIp(first.address));
+      const podMac = podMacFromIp(bareIp(first.address));
       const routes = (allocation.routes.length > 0 ? allocation.routes : [{ dst: defaultRoute(subnet) }]).map(
         (r) => ({
           dst: r.dst,
@@ -154,21 +201,23 @@ export class PodNetwork {
         }),
       );
 
-      const link = await createPodInterface({
-        netns,
-        ifName,
-        hostVeth: portName,
-        mac,
-        mtu: this.options.mtu,
-        addresses: ips.map((ip) => ({ cidr: ip.address, gateway: ip.gateway })),
-        routes,
-      }).catch((err: unknown) => {
-        throw new CniError(
-          CNI_ERROR.podInterface,
-          `could not create the pod interface: ${errorMessage(err)}`,
-        );
-      });
-      undo.push({ what: 'delete veth', run: () => deleteHostVeth(portName) });
+      await timer
+        .time('pod_config', () =>
+          configurePodInterface({
+            netns,
+            ifName,
+            mac: podMac,
+            addresses: ips.map((ip) => ({ cidr: ip.address })),
+            routes,
+          }),
+        )
+        .catch((err: unknown) => {
+          throw new CniError(
+            CNI_ERROR.podInterface,
+            `could not configure the pod interface: ${errorMessage(err)}`,
+          );
+        });
+      const link = { hostMac: pair.value.hostMac, podMac };
       step();
 
       const externalIds: Record<string, string> = {
@@ -179,7 +228,11 @@ export class PodNetwork {
       };
       if (args.podUid) externalIds[EXTERNAL_ID.podUid] = args.podUid;
       await this.metrics
-        .count(this.metrics.ovsErrors, 'add_port', () => this.ovs.addPort(this.bridge, portName, externalIds))
+        .count(this.metrics.ovsErrors, 'add_port', () =>
+          this.ovs.addPort(this.bridge, portName, externalIds, {
+            onStep: (s, ms) => timer.record(s === 'insert' ? 'ovs_add_port' : 'ovs_attach', ms),
+          }),
+        )
         .catch((err: unknown) => {
           throw new CniError(
             CNI_ERROR.ovs,
@@ -207,23 +260,24 @@ export class PodNetwork {
         dns: allocation.dns ?? {},
       };
     } catch (err) {
-      const failures: string[] = [];
-      for (const u of undo.reverse()) {
-        try {
-          await u.run();
-        } catch (undoErr) {
-          failures.push(`${u.what}: ${errorMessage(undoErr)}`);
+      const failures = await timer.time('rollback', async () => {
+        const failed: string[] = [];
+        for (const u of undo.reverse()) {
+          try {
+            await u.run();
+          } catch (undoErr) {
+            failed.push(`${u.what}: ${errorMessage(undoErr)}`);
+          }
         }
-      }
+        return failed;
+      });
       const error = err instanceof CniError ? err : new CniError(CNI_ERROR.internal, errorMessage(err));
       if (failures.length > 0) {
         this.logger.error('ADD rollback incomplete', { containerId, ifName, failures });
-        return Promise.reject(
-          new CniError(
-            error.code,
-            error.message,
-            `rollback incomplete (DEL will retry): ${failures.join('; ')}`,
-          ),
+        throw new CniError(
+          error.code,
+          error.message,
+          `rollback incomplete (DEL will retry): ${failures.join('; ')}`,
         );
       }
       this.logger.info('ADD failed and was rolled back', { containerId, ifName, error: error.message });
@@ -263,10 +317,11 @@ export class PodNetwork {
   ): Promise<void> {
     const pods = this.options.pods;
     if (!uid || !pods?.hasSynced() || pods.uidOf(namespace, name) !== uid) return;
-    const ports = await this.metrics.count(this.metrics.ovsErrors, 'list_ports', () =>
-      this.ovs.listPorts(this.bridge),
-    );
     const ifaceId = `${namespace}:${name}`;
+    // Only the ports bound to this pod name, filtered by ovsdb-server: this runs on every ADD.
+    const ports = await this.metrics.count(this.metrics.ovsErrors, 'list_ports', () =>
+      this.ovs.listPorts(this.bridge, { withExternalIds: { [EXTERNAL_ID.ifaceId]: ifaceId } }),
+    );
     for (const port of ports.filter(isPodPort)) {
       const ids = port.externalIds;
       const portUid = ids[EXTERNAL_ID.podUid];
@@ -287,30 +342,43 @@ export class PodNetwork {
     }
   }
 
-  /** DEL: everything of (container id, ifname), from those two alone; already gone is success. */
+  /**
+   * DEL: everything of (container id, ifname), from those two alone; already gone is success.
+   * The OVS port goes first (so nothing of the old pod is on the bridge once the address can
+   * be handed out again); then the veth and the lease, which are independent, in parallel.
+   */
   async del(req: CniRequest): Promise<void> {
     const { containerId, ifName, netns } = req;
     const portName = hostVethName(containerId, ifName);
-    const port = await this.metrics.count(this.metrics.ovsErrors, 'get_port', () =>
-      this.ovs.getPort(portName),
-    );
-    const owner = port?.externalIds[EXTERNAL_ID.containerId];
-    if (port && owner !== undefined && owner !== containerId) {
-      // A 32-bit name collision: the port and veth are another container's. Leave them.
-      this.logger.warn('DEL: port of this name belongs to another container', {
-        port: portName,
-        containerId,
-        owner,
-      });
-    } else {
-      await this.metrics.count(this.metrics.ovsErrors, 'del_port', () =>
-        this.ovs.delPort(this.bridge, portName, {
-          ifExternalIds: { [EXTERNAL_ID.containerId]: containerId },
-        }),
+    const timer = this.metrics.stepTimer('DEL');
+    try {
+      // Removed only when its container-id is this container's, checked by ovsdb-server in
+      // the removing transaction itself.
+      const outcome = await timer.time('ovs_del_port', () =>
+        this.metrics.count(this.metrics.ovsErrors, 'del_port', () =>
+          this.ovs.delPort(this.bridge, portName, {
+            ifExternalIds: { [EXTERNAL_ID.containerId]: containerId },
+          }),
+        ),
       );
-      await deleteHostVeth(portName);
+      const results = await Promise.allSettled([
+        // A 32-bit name collision: the port (and so the veth) is another container's. Leave them.
+        outcome === 'not-owned'
+          ? Promise.resolve()
+          : timer.time('veth_delete', () => deleteHostVeth(portName)),
+        timer.time('ipam', () => this.releaseLease({ containerId, ifName, netns })),
+      ]);
+      if (outcome === 'not-owned') {
+        this.logger.warn('DEL: the port of this name belongs to another container; left alone', {
+          port: portName,
+          containerId,
+        });
+      }
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+    } finally {
+      this.logger.debug('DEL steps (ms)', { containerId, ifName, ...timer.steps });
     }
-    await this.releaseLease({ containerId, ifName, netns });
   }
 
   private async releaseLease(a: { containerId: string; ifName: string; netns?: string }): Promise<void> {
@@ -328,13 +396,15 @@ export class PodNetwork {
   /** Removes an attachment found on the bridge: port, veth, and the leases of its container id. */
   async removePort(port: OvsPort): Promise<void> {
     const containerId = port.externalIds[EXTERNAL_ID.containerId];
-    await this.metrics.count(this.metrics.ovsErrors, 'del_port', () =>
+    const outcome = await this.metrics.count(this.metrics.ovsErrors, 'del_port', () =>
       this.ovs.delPort(
         this.bridge,
         port.name,
         containerId ? { ifExternalIds: { [EXTERNAL_ID.containerId]: containerId } } : {},
       ),
     );
+    // Replaced by another container's port since it was listed: nothing here is stale.
+    if (outcome === 'not-owned') return;
     await deleteHostVeth(port.name);
     this.metrics.reconcileRemoved.inc({ kind: 'port' });
     const state = this.options.ipamState();

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { run } from '../../src/agent/exec.js';
 import { hostVethName } from '../../src/agent/names.js';
-import { linkExists } from '../../src/agent/netns.js';
+import { createPodInterface, deleteHostVeth, linkExists } from '../../src/agent/netns.js';
 import { Ovs } from '../../src/agent/ovs.js';
 import { createNetns, execIn, skipUnlessRoot, waitForPing, type TestNetns } from '../helpers/netns.js';
 import { cniEnv, execShim, leaseIps, startTestNode, type TestNode } from './harness.js';
@@ -35,6 +37,7 @@ describe('odlcoe CNI through the shim on a real OVS and netns', { skip, timeout:
   });
   after(async () => {
     for (const ns of namespaces) await ns.remove().catch(() => undefined);
+    ovs?.close();
     await node?.stop();
   });
 
@@ -246,6 +249,62 @@ describe('odlcoe CNI through the shim on a real OVS and netns', { skip, timeout:
     assert.deepEqual(await leaseIps(node), leases);
     assert.equal(await linkExists(hostVethName('cid-fail2', 'eth0')), false);
     assert.equal(await ovs.getPort(hostVethName('cid-fail2', 'eth0')), undefined);
+  });
+
+  it('an ADD whose IPAM fails removes the veth it created meanwhile, and nothing else', async () => {
+    const ns = await netns();
+    // A lease this attachment already holds: host-local refuses the ADD (duplicate), while
+    // the veth pair, created at the same time, succeeds and must be undone.
+    const leaseFile = join(node.config.ipam.dataDir, node.config.cni.networkName, '10.11.1.250');
+    await writeFile(leaseFile, 'cid-fail3\r\neth0');
+    try {
+      const uid = await node.createPod('pod-fail3');
+      const out = await execShim(
+        node.shim,
+        cniEnv('ADD', 'cid-fail3', ns.path, { name: 'pod-fail3', uid }),
+        await node.pluginConfig(),
+      );
+      assert.equal(out.code, 1);
+      assert.equal((out.json as { code: number }).code, 102);
+      assert.equal(await linkExists(hostVethName('cid-fail3', 'eth0')), false);
+      assert.equal(await ovs.getPort(hostVethName('cid-fail3', 'eth0')), undefined);
+      assert.ok(
+        (await leaseIps(node)).includes('10.11.1.250'),
+        "the earlier lease is not this ADD's to release",
+      );
+    } finally {
+      await rm(leaseFile, { force: true });
+    }
+  });
+
+  it("DEL leaves a port (and its veth) whose container-id is another container's", async () => {
+    const ns = await netns();
+    // What a 32-bit name collision looks like: the port named after this attachment belongs
+    // to another container.
+    const port = hostVethName('cid-victim', 'eth0');
+    await createPodInterface({
+      netns: ns.path,
+      ifName: 'eth0',
+      hostVeth: port,
+      mac: '0a:58:0a:0b:01:f0',
+      mtu: 1450,
+      addresses: [],
+      routes: [],
+    });
+    try {
+      await ovs.addPort(node.bridge, port, { 'iface-id': 'default:other', 'container-id': 'cid-owner' });
+      const out = await execShim(
+        node.shim,
+        cniEnv('DEL', 'cid-victim', ns.path, { name: 'pod-victim' }),
+        await node.pluginConfig(),
+      );
+      assert.equal(out.code, 0, out.stdout);
+      assert.equal((await ovs.getPort(port))?.externalIds['container-id'], 'cid-owner');
+      assert.ok(await linkExists(port));
+    } finally {
+      await ovs.delPort(node.bridge, port);
+      await deleteHostVeth(port);
+    }
   });
 
   it('invalid stdin, unsupported version and missing environment give CNI errors on stdout', async () => {
