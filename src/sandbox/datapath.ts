@@ -1,0 +1,73 @@
+/**
+ * Looking at the data path of the simulated nodes: pings between real pods (network
+ * namespaces wired by the agent) and the OVS ports the agent made for them.
+ *
+ * Only pods on the same node are pinged. Their traffic crosses the node's br-int, which,
+ * without an OpenFlow controller, forwards by MAC learning (OVS's NORMAL action): pods of one
+ * node share its pod subnet, so that works whatever their namespace. Across nodes, NetVirt
+ * carries traffic in VXLAN tunnels through flows ODL programs into every br-int; the emulator
+ * programs no flows, and the simulated nodes have no underlay between them, so a ping across
+ * nodes cannot work here and is not attempted.
+ */
+import { CommandError } from '../agent/exec.js';
+import { Ovs, type OvsPort } from '../agent/ovs.js';
+import { execInNetns } from './netns.js';
+import type { PodSandbox } from './pod-runtime.js';
+
+export interface PingResult {
+  node: string;
+  from: { pod: string; ip: string };
+  to: { pod: string; ip: string };
+  ok: boolean;
+  /** Round-trip time of the answered ping. */
+  rttMs?: number;
+  error?: string;
+}
+
+const podName = (s: PodSandbox) => `${s.pod.namespace}/${s.pod.name}`;
+
+/** One ping from a pod's namespace; a few tries, as the first ARP may race the bridge. */
+export async function ping(
+  from: PodSandbox,
+  toIp: string,
+  attempts = 3,
+): Promise<{ ok: boolean; rttMs?: number; error?: string }> {
+  if (!from.netns) return { ok: false, error: `${podName(from)} has no network namespace` };
+  let error = '';
+  for (let i = 0; i < attempts; i += 1) {
+    try {
+      const out = await execInNetns(from.netns.path, 'ping', ['-c', '1', '-W', '2', '-n', toIp], 10_000);
+      const rtt = /time=([\d.]+) ms/.exec(out)?.[1];
+      return { ok: true, ...(rtt ? { rttMs: Number(rtt) } : {}) };
+    } catch (err) {
+      error =
+        err instanceof CommandError
+          ? (err.stdout.split('\n').find((l) => /loss|unreachable/i.test(l)) ?? err.message)
+          : String(err);
+    }
+  }
+  return { ok: false, error: error.trim() };
+}
+
+/** From the node's first pod (by name) to every other pod of the node. */
+export async function pingWithinNode(node: string, sandboxes: readonly PodSandbox[]): Promise<PingResult[]> {
+  const pods = sandboxes.filter((s) => s.netns && s.ips[0]);
+  const [first, ...others] = pods;
+  if (!first) return [];
+  const results: PingResult[] = [];
+  for (const to of others) {
+    const toIp = to.ips[0] as string;
+    results.push({
+      node,
+      from: { pod: podName(first), ip: first.ips[0] as string },
+      to: { pod: podName(to), ip: toIp },
+      ...(await ping(first, toIp)),
+    });
+  }
+  return results;
+}
+
+/** The ports of the node's bridge with their external_ids (what the agent set). */
+export function bridgePorts(dbSocket: string, bridge: string): Promise<OvsPort[]> {
+  return new Ovs({ dbSocket, timeoutSeconds: 10 }).listPorts(bridge);
+}

@@ -1,0 +1,120 @@
+/**
+ * The cluster the sandbox loads: a few nodes with InternalIPs and pod CIDRs, a few namespaces,
+ * and pods bound to nodes (as if the scheduler had run) but without IPs: the kubelet stand-ins
+ * give them their addresses through the pod status, as kubelet does. Pure data.
+ */
+
+export interface SampleNode {
+  name: string;
+  internalIp: string;
+  podCidr: string;
+}
+
+export interface SamplePod {
+  namespace: string;
+  name: string;
+  node: string;
+  app: string;
+  hostNetwork?: boolean;
+}
+
+export interface SampleCluster {
+  nodes: SampleNode[];
+  /** Namespaces to create (beyond default, kube-system, kube-public, kube-node-lease). */
+  namespaces: string[];
+  pods: SamplePod[];
+}
+
+/** Where the watcher's leader Lease lives (odlcoectl status looks there by default). */
+export const WATCHER_NAMESPACE = 'odlcoe-system';
+export const WATCHER_LEASE = 'odlcoe-watcher';
+
+export const SAMPLE_CLUSTER: SampleCluster = {
+  nodes: [
+    { name: 'node-a', internalIp: '192.168.56.11', podCidr: '10.244.1.0/24' },
+    { name: 'node-b', internalIp: '192.168.56.12', podCidr: '10.244.2.0/24' },
+    { name: 'node-c', internalIp: '192.168.56.13', podCidr: '10.244.3.0/24' },
+  ],
+  namespaces: ['frontend', 'backend', 'monitoring', WATCHER_NAMESPACE],
+  pods: [
+    { namespace: 'frontend', name: 'web-0', node: 'node-a', app: 'web' },
+    { namespace: 'frontend', name: 'web-1', node: 'node-b', app: 'web' },
+    { namespace: 'frontend', name: 'web-2', node: 'node-c', app: 'web' },
+    { namespace: 'backend', name: 'api-0', node: 'node-a', app: 'api' },
+    { namespace: 'backend', name: 'api-1', node: 'node-b', app: 'api' },
+    { namespace: 'backend', name: 'db-0', node: 'node-c', app: 'db' },
+    { namespace: 'monitoring', name: 'prometheus-0', node: 'node-a', app: 'prometheus' },
+    // hostNetwork pods share their node's address and get nothing in ODL.
+    {
+      namespace: 'kube-system',
+      name: 'node-exporter-a',
+      node: 'node-a',
+      app: 'node-exporter',
+      hostNetwork: true,
+    },
+    {
+      namespace: 'kube-system',
+      name: 'node-exporter-b',
+      node: 'node-b',
+      app: 'node-exporter',
+      hostNetwork: true,
+    },
+    {
+      namespace: 'kube-system',
+      name: 'node-exporter-c',
+      node: 'node-c',
+      app: 'node-exporter',
+      hostNetwork: true,
+    },
+  ],
+};
+
+export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
+
+export function nodeObject(node: SampleNode): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name: node.name,
+      labels: { 'kubernetes.io/hostname': node.name, 'kubernetes.io/os': 'linux' },
+    },
+    spec: { podCIDR: node.podCidr, podCIDRs: [node.podCidr] },
+    status: {
+      addresses: [
+        { type: 'InternalIP', address: node.internalIp },
+        { type: 'Hostname', address: node.name },
+      ],
+      conditions: [
+        { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' },
+      ],
+    },
+  };
+}
+
+export function namespaceObject(name: string): Record<string, unknown> {
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
+}
+
+/** A pod as the API server holds it after scheduling: bound to its node, Pending, no IP. */
+export function podObject(pod: SamplePod): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: pod.name, namespace: pod.namespace, labels: { app: pod.app } },
+    spec: {
+      nodeName: pod.node,
+      ...(pod.hostNetwork ? { hostNetwork: true } : {}),
+      containers: [{ name: pod.app, image: PAUSE_IMAGE }],
+    },
+  };
+}
+
+/** Every object of the cluster, in an order the API accepts (namespaces before their pods). */
+export function clusterObjects(cluster: SampleCluster): Record<string, unknown>[] {
+  return [
+    ...cluster.nodes.map(nodeObject),
+    ...cluster.namespaces.map(namespaceObject),
+    ...cluster.pods.map(podObject),
+  ];
+}
