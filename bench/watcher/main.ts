@@ -38,10 +38,9 @@ import { PROFILES } from '../../src/netvirt/profile.js';
 import { authorizationHeader } from '../../src/restconf/auth.js';
 import { DEFAULT_CONCURRENCY, RestconfClient } from '../../src/restconf/client.js';
 import { DIALECTS, encodePath, type DataPath, type Dialect } from '../../src/restconf/path.js';
-import { CoeNorthboundBackend, coeNorthboundBackend } from '../../src/watcher/coe-northbound/backend.js';
 import type { EventRecorder } from '../../src/watcher/events.js';
 import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/watcher/settings.js';
-import { startWatcher, type BackendChoice, type Watcher } from '../../src/watcher/watcher.js';
+import { startWatcher, type Watcher } from '../../src/watcher/watcher.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const STARTUP_TIMEOUT_MS = 60_000;
@@ -359,6 +358,7 @@ async function startBenchWatcher(
   const registry = createRegistry();
   const settings: WatcherSettings = {
     ...DEFAULT_SETTINGS,
+    backend,
     clusterName: 'bench',
     profile: o.profile,
     dialect: o.dialect,
@@ -366,23 +366,17 @@ async function startBenchWatcher(
     resyncPeriodMs: 0,
     workers: o.workers,
   };
-  const choice: BackendChoice =
-    backend === 'netvirt' ? 'netvirt' : coeNorthboundBackend({ kubeConfig: kc, registry });
   const watcher = await startWatcher({
     settings,
     kubeConfig: kc,
     odl: { baseUrl: emulatorUrl, auth: AUTH, concurrency: o.concurrency },
-    backend: choice,
     registry,
     logger: createLogger('watcher', process.env.ODLCOE_LOG_LEVEL ?? 'silent'),
     events: silentEvents,
   });
   return {
     watcher,
-    async close() {
-      await watcher.close();
-      if (watcher.backend instanceof CoeNorthboundBackend) await watcher.backend.close();
-    },
+    close: () => watcher.close(),
   };
 }
 

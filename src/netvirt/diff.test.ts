@@ -519,4 +519,22 @@ describe('diff: k8s-node and whole kinds', () => {
       ],
     );
   });
+
+  it('decides none for a diff of nothing (neither desired nor actual), under the name it is given', () => {
+    assert.deepEqual(diffInterface(undefined, undefined, sodium, { name: 'default:gone' }), {
+      action: 'none',
+      name: 'default:gone',
+    });
+    assert.deepEqual(diffElanInstance(undefined, undefined, sodium), { action: 'none', name: '' });
+    assert.equal(diffElanInterface(undefined, undefined, sodium).action, 'none');
+    for (const ctx of [sodium, aluminium])
+      assert.deepEqual(diffVpnInstance(undefined, undefined, ctx, { name: 'shop' }), {
+        action: 'none',
+        name: 'shop',
+      });
+    assert.equal(diffVpnInterface(undefined, undefined, undefined, sodium).action, 'none');
+    assert.deepEqual(diffK8sNode(undefined, undefined, sodium, { name: U1 }), { action: 'none', name: U1 });
+    // The name only stands in for a missing entry; an entry names itself.
+    assert.equal(diffInterface(desiredIf, undefined, sodium, { name: 'other' }).name, desiredIf.name);
+  });
 });

@@ -152,12 +152,18 @@ function carry<T extends object>(desired: T, actual: T, ownedKeys: readonly (key
   return merged;
 }
 
-function nameOf(desired: { name: string } | undefined, actual: { name: string } | undefined): string {
-  const name = desired?.name ?? actual?.name;
-  if (name === undefined) throw new Error('diff of nothing: pass a desired or an actual entry');
+/**
+ * The name a decision is about. Neither a desired nor an actual entry is a diff of nothing,
+ * which decides `none` (nothing to write) under `opts.name`, or under no name ('').
+ */
+function nameOf(
+  desired: { name: string } | undefined,
+  actual: { name: string } | undefined,
+  opts: DiffOptions,
+): string {
   if (desired && actual && desired.name !== actual.name)
     throw new Error(`diff of different entries ${desired.name} and ${actual.name}`);
-  return name;
+  return desired?.name ?? actual?.name ?? opts.name ?? '';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -166,6 +172,8 @@ function nameOf(desired: { name: string } | undefined, actual: { name: string } 
 export interface DiffOptions {
   /** The desired state is unknown (a deferred pod): never delete. */
   keep?: boolean;
+  /** The entry's name, for a decision when neither side is given (a caller diffing by name). */
+  name?: string;
 }
 
 const INTERFACE_OWNED = ['type', 'enabled', 'l2vlanMode', 'external', 'description'] as const;
@@ -194,7 +202,7 @@ export function diffInterface(
         writes: [putOp(paths.interface(d.name), interfaceEntry(carry(d, a, INTERFACE_OWNED)))],
       }),
     },
-    nameOf(desired, actual),
+    nameOf(desired, actual, opts),
     desired,
     actual,
     opts.keep === true,
@@ -234,7 +242,7 @@ export function diffElanInstance(
         writes: [putOp(paths.elanInstance(d.name), elanInstanceEntry(carry(d, a, ELAN_INSTANCE_OWNED)))],
       }),
     },
-    nameOf(desired, actual),
+    nameOf(desired, actual, opts),
     desired,
     actual,
     opts.keep === true,
@@ -268,7 +276,7 @@ export function diffElanInterface(
         writes: [putOp(paths.elanInterface(d.name), elanInterfaceEntry(carry(d, a, ELAN_INTERFACE_OWNED)))],
       }),
     },
-    nameOf(desired, actual),
+    nameOf(desired, actual, opts),
     desired,
     actual,
     opts.keep === true,
@@ -338,7 +346,7 @@ export function diffVpnInstance(
         return { action: 'update', writes: [put] };
       },
     },
-    nameOf(desired, actual),
+    nameOf(desired, actual, opts),
     desired,
     actual,
     opts.keep === true,
@@ -433,7 +441,7 @@ export function diffVpnInterface(
         return { action: 'update', writes };
       },
     },
-    nameOf(desired, actual),
+    nameOf(desired, actual, opts),
     desired,
     actual,
     opts.keep === true,
@@ -479,7 +487,7 @@ export function diffK8sNode(
         writes: [putOp(paths.k8sNode(x.uid), k8sNodeEntry(strip(carry(x, y, owned))))],
       }),
     },
-    nameOf(d, a),
+    nameOf(d, a, opts),
     d,
     a,
     opts.keep === true,

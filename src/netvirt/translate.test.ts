@@ -7,12 +7,19 @@ import { putElanInstance, putElanInterface } from './elan.js';
 import { putInterface } from './interfaces.js';
 import type { Profile } from './profile.js';
 import {
+  elanInstanceNeed,
+  instanceUse,
+  keepsElansOf,
   namespacesNeedingVpn,
+  placePod,
   translateCluster,
   translateElanInstance,
   translateNode,
   translatePod,
   translateVpnInstance,
+  vpnInstanceNeed,
+  type InstanceUse,
+  type PodContext,
   type PodNetwork,
   type PodTranslation,
   type TranslateSettings,
@@ -565,5 +572,121 @@ describe('translateCluster', () => {
     assert.deepEqual([...a.vpnInstances], [...b.vpnInstances]);
     assert.deepEqual([...a.interfaces], [...b.interfaces]);
     assert.deepEqual(a.deferred, b.deferred);
+  });
+
+  it('agrees with the per-key need and keep rules the watcher applies to one instance at a time', () => {
+    const d = translateCluster(view, settings('sodium'));
+    // What the watcher does per key: place each pod against the caches, without translating it.
+    const uses = pods.map((p) => {
+      const podCtx: PodContext = {};
+      const n = view.nodes.find((x) => x.metadata?.name === p.spec?.nodeName);
+      const namespace = view.namespaces.find((x) => x.metadata?.name === p.metadata?.namespace);
+      if (n) podCtx.node = n;
+      if (namespace) podCtx.namespace = namespace;
+      return instanceUse(placePod(p, podCtx));
+    });
+    for (const name of d.elanInstances.keys())
+      assert.equal(elanInstanceNeed(name, name.slice(name.lastIndexOf(':') + 1), uses), 'desired', name);
+    // ELANs nobody needs: kept exactly in the namespaces translateCluster keeps.
+    for (const ns of ['default', 'shop', 'ghost', 'infra'])
+      assert.equal(
+        elanInstanceNeed(`192.168.56.200:${ns}`, ns, uses),
+        d.keep.elanNamespaces.has(ns) ? 'keep' : 'unneeded',
+        ns,
+      );
+    for (const ns of ['default', 'shop', 'ghost', 'infra']) {
+      const known = view.namespaces.some((n) => n.metadata?.name === ns);
+      const need = vpnInstanceNeed(ns, known, uses);
+      assert.equal(need === 'desired', d.vpnInstances.has(ns), ns);
+      assert.equal(need === 'keep', d.keep.vpnInstances.has(ns), ns);
+    }
+  });
+});
+
+// ------------------------------------------------------------------ instance needs, per key
+describe('placePod and the instance need rules', () => {
+  const attached = (namespace: string, elan: string, nodeName = 'node-1'): InstanceUse => ({
+    use: 'attached',
+    namespace,
+    nodeName,
+    elanInstanceName: elan,
+  });
+
+  it('places a pod on the network by namespace and node, without its address', () => {
+    const placed = placePod(pod(), { node: node1, namespace: ns('default') });
+    assert.deepEqual(placed, {
+      state: 'placed',
+      attachment: {
+        namespace: 'default',
+        podName: 'nginx-1',
+        podUid: POD_UID,
+        nodeName: 'node-1',
+        nodeIp: '192.168.56.101',
+        interfaceName: 'default:nginx-1',
+        elanInstanceName: '192.168.56.101:default',
+      },
+    });
+    // The same place translatePod builds the objects for.
+    assert.equal(
+      onNetwork(translatePod(pod({ ips: ['10.11.1.5'] }), ctx, settings('sodium'))).elanInstanceName,
+      '192.168.56.101:default',
+    );
+  });
+
+  it('defers a pod whose namespace, node or node address is not known, and leaves others off', () => {
+    const code = (t: ReturnType<typeof placePod>) => (t.state === 'deferred' ? t.deferral.code : t.state);
+    assert.equal(code(placePod(pod(), { node: node1 })), 'namespace-unknown');
+    assert.equal(code(placePod(pod(), { namespace: ns('default') })), 'node-unknown');
+    const bare = node('node-1', NODE1_UID, [{ type: 'Hostname', address: 'node-1' }]);
+    assert.equal(code(placePod(pod(), { node: bare, namespace: ns('default') })), 'node-without-internal-ip');
+    assert.equal(code(placePod(pod({ hostNetwork: true }), ctx)), 'off-network');
+    assert.equal(code(placePod(pod({ phase: 'Failed' }), ctx)), 'off-network');
+  });
+
+  it('maps placements and translations to instance uses', () => {
+    assert.deepEqual(instanceUse(placePod(pod(), ctx)), attached('default', '192.168.56.101:default'));
+    assert.deepEqual(
+      instanceUse(translatePod(pod({ ips: ['10.11.1.5'] }), ctx, settings('sodium'))),
+      attached('default', '192.168.56.101:default'),
+    );
+    assert.deepEqual(instanceUse(placePod(pod(), { node: node1 })), {
+      use: 'unplaced',
+      namespace: 'default',
+    });
+    assert.deepEqual(instanceUse(placePod(pod({ hostNetwork: true }), ctx)), { use: 'none' });
+    // A pod without a uid names no namespace it could be kept for.
+    assert.deepEqual(instanceUse(placePod(pod({ uid: '' }), ctx)), { use: 'none' });
+  });
+
+  it('needs a VPN for any pod of its namespace on the network, keeps it while the namespace is unknown', () => {
+    const uses: InstanceUse[] = [
+      attached('shop', '192.168.56.101:shop'),
+      { use: 'unplaced', namespace: 'ghost' },
+      { use: 'none' },
+    ];
+    assert.equal(vpnInstanceNeed('shop', true, uses), 'desired');
+    assert.equal(vpnInstanceNeed('ghost', true, uses), 'desired');
+    assert.equal(vpnInstanceNeed('ghost', false, uses), 'keep');
+    assert.equal(vpnInstanceNeed('default', true, uses), 'unneeded');
+    assert.equal(vpnInstanceNeed('default', false, []), 'unneeded');
+  });
+
+  it('needs an ELAN for the pods attached to it, keeps every ELAN of a namespace with an unplaced pod', () => {
+    const uses: InstanceUse[] = [
+      attached('shop', '192.168.56.101:shop'),
+      attached('shop', '192.168.56.102:shop', 'node-2'),
+    ];
+    assert.equal(elanInstanceNeed('192.168.56.101:shop', 'shop', uses), 'desired');
+    assert.equal(elanInstanceNeed('192.168.56.103:shop', 'shop', uses), 'unneeded');
+    const withUnplaced = [...uses, { use: 'unplaced', namespace: 'shop' } as const];
+    assert.equal(elanInstanceNeed('192.168.56.103:shop', 'shop', withUnplaced), 'keep');
+    assert.equal(elanInstanceNeed('192.168.56.101:shop', 'shop', withUnplaced), 'desired');
+    // An unplaced pod of another namespace keeps nothing here.
+    assert.equal(
+      elanInstanceNeed('192.168.56.103:shop', 'shop', [...uses, { use: 'unplaced', namespace: 'web' }]),
+      'unneeded',
+    );
+    assert.equal(keepsElansOf('shop', withUnplaced), true);
+    assert.equal(keepsElansOf('web', withUnplaced), false);
   });
 });

@@ -77,12 +77,19 @@ export interface Deferral {
   message: string;
 }
 
-export interface PodNetwork {
+/** Where an on-network pod attaches: its namespace, its node and the ELAN of the two. */
+export interface PodAttachment {
   namespace: string;
   podName: string;
   podUid: string;
   nodeName: string;
+  /** The node's InternalIP (as odlcoe picks it), which names the ELAN. */
+  nodeIp: string;
+  interfaceName: string;
   elanInstanceName: string;
+}
+
+export interface PodNetwork extends PodAttachment {
   vpnName: string;
   /** The routed pod address, once the pod has one. */
   address?: string;
@@ -136,8 +143,16 @@ function meta(obj: { metadata?: { name?: string; namespace?: string; uid?: strin
   return obj.metadata ?? {};
 }
 
-/** The objects one pod needs in ODL (or why it needs none, or why they cannot be known yet). */
-export function translatePod(pod: V1Pod, ctx: PodContext, settings: TranslateSettings): PodTranslation {
+/**
+ * The first half of `translatePod`: whether the pod is on the pod network, and where it
+ * attaches, without building its objects (cheap enough to ask of every pod of a namespace).
+ * `placed` exactly when `translatePod` gives `on-network` (unless a value of the pod fails
+ * validation while its objects are built).
+ */
+export type PodPlacement =
+  Exclude<PodTranslation, { state: 'on-network' }> | { state: 'placed'; attachment: PodAttachment };
+
+export function placePod(pod: V1Pod, ctx: PodContext): PodPlacement {
   const { name, namespace, uid } = meta(pod);
   if (!name || !namespace || !uid) {
     return {
@@ -150,7 +165,7 @@ export function translatePod(pod: V1Pod, ctx: PodContext, settings: TranslateSet
   const ifName = interfaceName(namespace, name);
   const nodeName = pod.spec?.nodeName ?? '';
 
-  const defer = (code: DeferralCode, message: string): PodTranslation => ({
+  const defer = (code: DeferralCode, message: string): PodPlacement => ({
     state: 'deferred',
     deferral: { code, message },
     namespace,
@@ -163,18 +178,31 @@ export function translatePod(pod: V1Pod, ctx: PodContext, settings: TranslateSet
     return defer('node-unknown', `node ${nodeName} is not known yet`);
   const nodeIp = nodeInternalIp(ctx.node);
   if (!nodeIp) return defer('node-without-internal-ip', `node ${nodeName} has no InternalIP address`);
+  return {
+    state: 'placed',
+    attachment: {
+      namespace,
+      podName: name,
+      podUid: uid,
+      nodeName,
+      nodeIp,
+      interfaceName: ifName,
+      elanInstanceName: elanInstanceName(nodeIp, namespace),
+    },
+  };
+}
 
-  const marker = ownershipMarker(settings.clusterName, 'pod', uid);
-  const elanName = elanInstanceName(nodeIp, namespace);
+/** The objects one pod needs in ODL (or why it needs none, or why they cannot be known yet). */
+export function translatePod(pod: V1Pod, ctx: PodContext, settings: TranslateSettings): PodTranslation {
+  const placement = placePod(pod, ctx);
+  if (placement.state !== 'placed') return placement;
+  const at = placement.attachment;
+  const marker = ownershipMarker(settings.clusterName, 'pod', at.podUid);
   const network: PodNetwork = {
-    namespace,
-    podName: name,
-    podUid: uid,
-    nodeName,
-    elanInstanceName: elanName,
-    vpnName: vpnName(namespace),
+    ...at,
+    vpnName: vpnName(at.namespace),
     interface: {
-      name: ifName,
+      name: at.interfaceName,
       type: IF_TYPE_L2VLAN,
       enabled: true,
       l2vlanMode: 'trunk',
@@ -183,7 +211,7 @@ export function translatePod(pod: V1Pod, ctx: PodContext, settings: TranslateSet
       external: false,
       description: marker,
     },
-    elanInterface: { name: ifName, elanInstanceName: elanName, description: marker },
+    elanInterface: { name: at.interfaceName, elanInstanceName: at.elanInstanceName, description: marker },
   };
 
   const address = podAddress(pod, families(settings));
@@ -204,7 +232,7 @@ export function translatePod(pod: V1Pod, ctx: PodContext, settings: TranslateSet
   if (subnet === undefined) {
     network.vpnInterfaceDeferred = {
       code: 'node-subnet-unknown',
-      message: `pod subnet of node ${nodeName} is not known yet`,
+      message: `pod subnet of node ${at.nodeName} is not known yet`,
     };
     return { state: 'on-network', network };
   }
@@ -214,20 +242,20 @@ export function translatePod(pod: V1Pod, ctx: PodContext, settings: TranslateSet
     if (!(err instanceof ModelValidationError)) throw err;
     network.vpnInterfaceDeferred = {
       code: 'node-subnet-invalid',
-      message: `node ${nodeName}: ${err.message}`,
+      message: `node ${at.nodeName}: ${err.message}`,
     };
     return { state: 'on-network', network };
   }
   if (!cidrContains(subnet, address)) {
     network.vpnInterfaceDeferred = {
       code: 'ip-outside-node-subnet',
-      message: `pod address ${address} is outside node ${nodeName}'s pod subnet ${subnet}`,
+      message: `pod address ${address} is outside node ${at.nodeName}'s pod subnet ${subnet}`,
     };
     return { state: 'on-network', network };
   }
   const v6 = isIP(address) === 6;
   network.vpnInterface = {
-    name: ifName,
+    name: at.interfaceName,
     vpnInstanceNames: [{ vpnName: network.vpnName, associatedSubnetType: v6 ? 'V6Subnet' : 'V4Subnet' }],
     routerInterface: false,
     adjacencies: [
@@ -235,12 +263,91 @@ export function translatePod(pod: V1Pod, ctx: PodContext, settings: TranslateSet
         ipAddress: `${address}/${v6 ? 128 : 32}`,
         macAddress: mac,
         adjacencyType: 'primary-adjacency',
-        subnetId: subnetId(nodeIp),
+        subnetId: subnetId(at.nodeIp),
         subnetGatewayIp: gatewayIp(subnet),
       },
     ],
   };
   return { state: 'on-network', network };
+}
+
+// ---------------------------------------------------------------------------------------------
+// instance needs: the rules `translateCluster` and the watcher's per-key reconcilers share
+
+/**
+ * What one pod means to the instances pods attach to (its namespace's VPN, its node × namespace
+ * ELAN):
+ * - `none`: not on the pod network (or naming no namespace): it needs no instance;
+ * - `attached`: it needs its namespace's VPN and the ELAN `elanInstanceName` (on `nodeName`);
+ * - `unplaced`: on the network, but its namespace or node (or the node's InternalIP) is not
+ *   known yet, so the ELAN it will use cannot be named: its namespace's instances are kept.
+ */
+export type InstanceUse =
+  | { use: 'none' }
+  | { use: 'attached'; namespace: string; nodeName: string; elanInstanceName: string }
+  | { use: 'unplaced'; namespace: string };
+
+/** The instance use of a pod, from its translation or (cheaper) its placement. */
+export function instanceUse(t: PodTranslation | PodPlacement): InstanceUse {
+  switch (t.state) {
+    case 'off-network':
+      return { use: 'none' };
+    case 'deferred':
+      return t.namespace === undefined ? { use: 'none' } : { use: 'unplaced', namespace: t.namespace };
+    case 'placed':
+    case 'on-network': {
+      const a = t.state === 'placed' ? t.attachment : t.network;
+      return {
+        use: 'attached',
+        namespace: a.namespace,
+        nodeName: a.nodeName,
+        elanInstanceName: a.elanInstanceName,
+      };
+    }
+  }
+}
+
+/**
+ * Whether an instance (VPN, ELAN) must exist:
+ * - `desired`: yes, as translated;
+ * - `keep`: cannot be known yet (a pod it may serve is not placed): leave what ODL holds,
+ *   neither create nor delete it;
+ * - `unneeded`: no pod needs it (the watcher deletes it after the grace period).
+ */
+export type InstanceNeed = 'desired' | 'keep' | 'unneeded';
+
+/**
+ * The VPN of `namespace`: needed while any pod of it is on the network (placed or not), and
+ * kept, not built, while the namespace object itself is not known yet (its uid goes into the
+ * marker). `uses` may include pods of other namespaces.
+ */
+export function vpnInstanceNeed(
+  namespace: string,
+  namespaceKnown: boolean,
+  uses: Iterable<InstanceUse>,
+): InstanceNeed {
+  for (const u of uses)
+    if (u.use !== 'none' && u.namespace === namespace) return namespaceKnown ? 'desired' : 'keep';
+  return 'unneeded';
+}
+
+/**
+ * Whether every ELAN of `namespace` must be kept: a pod of it is on the network but cannot be
+ * placed yet, so the ELAN it will use (named by its node's address) cannot be named.
+ */
+export function keepsElansOf(namespace: string, uses: Iterable<InstanceUse>): boolean {
+  for (const u of uses) if (u.use === 'unplaced' && u.namespace === namespace) return true;
+  return false;
+}
+
+/** The ELAN `elanInstanceName` of `namespace` on one node: needed by the pods attached to it. */
+export function elanInstanceNeed(
+  elanInstanceName: string,
+  namespace: string,
+  uses: readonly InstanceUse[],
+): InstanceNeed {
+  if (uses.some((u) => u.use === 'attached' && u.elanInstanceName === elanInstanceName)) return 'desired';
+  return keepsElansOf(namespace, uses) ? 'keep' : 'unneeded';
 }
 
 /**
@@ -424,7 +531,14 @@ export function translateCluster(view: ClusterView, settings: TranslateSettings)
     },
   };
   const elanNeeds = new Map<string, { node: V1Node; namespace: V1Namespace }>();
-  const vpnNeeds = new Set<string>();
+  /** Instance uses of the pods, by namespace. */
+  const uses = new Map<string, InstanceUse[]>();
+  const use = (u: InstanceUse) => {
+    if (u.use === 'none') return;
+    const list = uses.get(u.namespace);
+    if (list) list.push(u);
+    else uses.set(u.namespace, [u]);
+  };
 
   const pods = [...view.pods].sort((a, b) => podKey(a).localeCompare(podKey(b)));
   for (const pod of pods) {
@@ -456,9 +570,7 @@ export function translateCluster(view: ClusterView, settings: TranslateSettings)
         out.keep.elanInterfaces.add(t.interfaceName);
         out.keep.vpnInterfaces.add(t.interfaceName);
       }
-      if (t.namespace) out.keep.elanNamespaces.add(t.namespace);
-      if (t.namespace && namespace) vpnNeeds.add(t.namespace);
-      else if (t.namespace) out.keep.vpnInstances.add(vpnName(t.namespace));
+      use(instanceUse(t));
       continue;
     }
     const n = t.network;
@@ -478,15 +590,19 @@ export function translateCluster(view: ClusterView, settings: TranslateSettings)
       out.keep.vpnInterfaces.add(n.interface.name);
     }
     if (node && namespace) elanNeeds.set(n.elanInstanceName, { node, namespace });
-    vpnNeeds.add(n.namespace);
+    use(instanceUse(t));
   }
 
   for (const [name, { node, namespace }] of [...elanNeeds].sort(([a], [b]) => a.localeCompare(b))) {
     out.elanInstances.set(name, translateElanInstance(node, namespace, settings));
   }
-  for (const ns of [...vpnNeeds].sort()) {
+  for (const ns of [...uses.keys()].sort()) {
+    const nsUses = uses.get(ns) ?? [];
+    if (keepsElansOf(ns, nsUses)) out.keep.elanNamespaces.add(ns);
     const namespace = namespaces.get(ns);
-    if (!namespace) continue;
+    const need = vpnInstanceNeed(ns, namespace !== undefined, nsUses);
+    if (need === 'keep') out.keep.vpnInstances.add(vpnName(ns));
+    if (need !== 'desired' || !namespace) continue;
     const rd = view.routeDistinguishers.get(ns);
     if (rd === undefined) {
       throw new ModelValidationError(

@@ -10,25 +10,33 @@
  *   start-up convergence and garbage collection set);
  * - how one key is made right (`reconcile`).
  *
- * The default backend (`netvirt-backend.ts`) writes NetVirt/Genius objects. A second one (for
- * example `coe-northbound`, writing ODL's own `pod:coe` / `k8s-node` models) implements this
- * interface in its own module and is selected by name in `createBackend` (watcher.ts); the
- * core needs no change. Keys are opaque strings to the core except for their kind prefix
+ * The default backend (`netvirt-backend.ts`) writes NetVirt/Genius objects; `coe-northbound`
+ * (`coe-northbound/backend.ts`) writes ODL's own COE models. Each implements this interface in
+ * its own module and is selected by name (the `backend` setting, `createBackend` in
+ * watcher.ts). Everything a backend reads from Kubernetes comes through the core's cluster
+ * view: beyond pods, namespaces and nodes, a backend declares the optional resources it needs
+ * (`resources`), and the view watches them with the same supervision, sync gate and health
+ * checks as the rest. Keys are opaque strings to the core except for their kind prefix
  * (`<kind>/<rest>`), which labels the reconcile metrics.
  */
-import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1EndpointSlice, V1Namespace, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { Logger } from '../common/log.js';
 import type { RestconfClient } from '../restconf/client.js';
-import type { ClusterView } from './cluster-view.js';
+import type { ClusterView, OptionalResource } from './cluster-view.js';
 import type { EventRecorder } from './events.js';
 import type { WatcherMetrics } from './metrics.js';
 import type { WatcherSettings } from './settings.js';
 
-/** A change of one Kubernetes object, as an informer handler saw it. */
+/**
+ * A change of one Kubernetes object, as an informer handler saw it. Services and
+ * EndpointSlices change only for a backend that declared them in `resources`.
+ */
 export type ClusterChange =
   | { kind: 'pod'; obj: V1Pod; old?: V1Pod }
   | { kind: 'namespace'; obj: V1Namespace; old?: V1Namespace }
-  | { kind: 'node'; obj: V1Node; old?: V1Node };
+  | { kind: 'node'; obj: V1Node; old?: V1Node }
+  | { kind: 'service'; obj: V1Service; old?: V1Service }
+  | { kind: 'endpointslice'; obj: V1EndpointSlice; old?: V1EndpointSlice };
 
 /**
  * How a reconcile ended (besides throwing, which means "failed: retry with backoff").
@@ -50,6 +58,12 @@ export type ReconcileOutcome =
 /** Everything a backend may use; built once per watcher by the core. */
 export interface BackendContext {
   settings: WatcherSettings;
+  /**
+   * The cluster's caches and indexes (running on leader and standby alike). A backend that
+   * keeps an index of its own feeds it with `view.onChange` from its constructor: listeners run
+   * in the order they were added, so its index takes a change in before the core maps the
+   * change to keys.
+   */
   view: ClusterView;
   client: RestconfClient;
   events: EventRecorder;
@@ -66,6 +80,11 @@ export interface WriteGuard {
 
 export interface Backend {
   readonly name: string;
+  /**
+   * Kubernetes resources beyond pods, namespaces and nodes that this backend reads from the
+   * cluster view. The view watches them from start-up; a leader term waits for their sync too.
+   */
+  readonly resources?: readonly OptionalResource[];
   /** Keys a change affects. Pure: reads the cluster view's caches, never ODL. */
   keysFor(change: ClusterChange): string[];
   /**

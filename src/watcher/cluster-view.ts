@@ -1,17 +1,34 @@
 /**
- * The watcher's view of the cluster: the pod, namespace and node informers (kept running on
- * leader and standby alike, so a takeover starts from warm caches) and the indexes reconcilers
- * need to answer "which pods are on this node / in this namespace" without scanning every pod.
+ * The watcher's view of the cluster: the pod, namespace and node informers, and those of the
+ * optional resources the selected backend declares (`services`, `endpointslices`), all kept
+ * running on leader and standby alike, so a takeover starts from warm caches; and the indexes
+ * reconcilers need to answer "which pods are on this node / in this namespace" without
+ * scanning every pod.
  *
- * Index updates run as the first informer handlers, so by the time a key-mapping handler (or
- * a reconcile triggered by it) looks, the indexes already reflect the event.
+ * Every informer of the view is part of its sync gate (`hasSynced`, `waitForSync`: nothing is
+ * read from ODL or deleted before all have synced) and of its health (`stalledMs`, which the
+ * core's `/readyz` and `/healthz` report).
+ *
+ * Index updates run as the first informer handlers, so by the time a change listener (or a
+ * reconcile triggered by it) looks, the indexes already reflect the event.
  */
-import type { KubeConfig, KubernetesObject, V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
+import type {
+  KubeConfig,
+  KubernetesObject,
+  V1EndpointSlice,
+  V1Namespace,
+  V1Node,
+  V1Pod,
+  V1Service,
+} from '@kubernetes/client-node';
 import type { Logger } from '../common/log.js';
 import type { Registry } from '../common/metrics.js';
-import { Informer, waitForAllSynced } from '../k8s/informer.js';
+import { Informer, waitForAllSynced, type InformerOptions } from '../k8s/informer.js';
 import { nodeInternalIp } from '../netvirt/index.js';
 import type { ClusterChange } from './backend.js';
+
+/** Resources the view watches only for a backend that needs them. */
+export type OptionalResource = 'services' | 'endpointslices';
 
 export interface ClusterViewOptions {
   kubeConfig: KubeConfig;
@@ -22,7 +39,7 @@ export interface ClusterViewOptions {
 }
 
 /** A set-valued index: key → set of members. */
-class SetIndex {
+export class SetIndex {
   private readonly map = new Map<string, Set<string>>();
   add(key: string, member: string): void {
     let set = this.map.get(key);
@@ -43,67 +60,98 @@ class SetIndex {
   }
 }
 
+type ChangeOf<K extends ClusterChange['kind']> = Extract<ClusterChange, { kind: K }>;
+
+/** Keeps an index current: `index(obj, true)` on add, `index(obj, false)` on delete, both on update. */
+function indexWith<T extends KubernetesObject>(
+  informer: Informer<T>,
+  index: (obj: T, add: boolean) => void,
+): void {
+  informer
+    .on('add', (obj) => index(obj, true))
+    .on('update', (obj, old) => {
+      index(old, false);
+      index(obj, true);
+    })
+    .on('delete', (obj) => index(obj, false));
+}
+
 export class ClusterView {
   readonly pods: Informer<V1Pod>;
   readonly namespaces: Informer<V1Namespace>;
   readonly nodes: Informer<V1Node>;
+  private servicesInformer: Informer<V1Service> | undefined;
+  private slicesInformer: Informer<V1EndpointSlice> | undefined;
   private readonly podsByNode = new SetIndex();
   private readonly podsByNamespace = new SetIndex();
   private readonly nodesByIp = new SetIndex();
   private readonly nodeNameByUid = new Map<string, string>();
   private readonly listeners: ((change: ClusterChange) => void)[] = [];
+  private readonly informerOptions: Omit<InformerOptions, 'name' | 'path'>;
+  private started = false;
 
   constructor(options: ClusterViewOptions) {
-    const common = {
+    this.informerOptions = {
       kubeConfig: options.kubeConfig,
       registry: options.registry,
       logger: options.logger,
       ...(options.watchTimeoutSeconds ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
     };
-    this.pods = new Informer<V1Pod>({ ...common, name: 'pods', path: '/api/v1/pods' });
-    this.namespaces = new Informer<V1Namespace>({
-      ...common,
-      name: 'namespaces',
-      path: '/api/v1/namespaces',
-    });
-    this.nodes = new Informer<V1Node>({ ...common, name: 'nodes', path: '/api/v1/nodes' });
+    this.pods = this.newInformer<V1Pod>({ name: 'pods', path: '/api/v1/pods' });
+    this.namespaces = this.newInformer<V1Namespace>({ name: 'namespaces', path: '/api/v1/namespaces' });
+    this.nodes = this.newInformer<V1Node>({ name: 'nodes', path: '/api/v1/nodes' });
 
-    this.pods
-      .on('add', (pod) => this.indexPod(pod, true))
-      .on('update', (pod, old) => {
-        this.indexPod(old, false);
-        this.indexPod(pod, true);
-      })
-      .on('delete', (pod) => this.indexPod(pod, false));
-    this.nodes
-      .on('add', (node) => this.indexNode(node, true))
-      .on('update', (node, old) => {
-        this.indexNode(old, false);
-        this.indexNode(node, true);
-      })
-      .on('delete', (node) => this.indexNode(node, false));
+    indexWith(this.pods, (pod, add) => this.indexPod(pod, add));
+    indexWith(this.nodes, (node, add) => this.indexNode(node, add));
 
     // After the index handlers: listeners see indexes that include the change.
-    this.pods
-      .on('add', (obj) => this.emit({ kind: 'pod', obj }))
-      .on('update', (obj, old) => this.emit({ kind: 'pod', obj, old }))
-      .on('delete', (obj) => this.emit({ kind: 'pod', obj }));
-    this.namespaces
-      .on('add', (obj) => this.emit({ kind: 'namespace', obj }))
-      .on('update', (obj, old) => this.emit({ kind: 'namespace', obj, old }))
-      .on('delete', (obj) => this.emit({ kind: 'namespace', obj }));
-    this.nodes
-      .on('add', (obj) => this.emit({ kind: 'node', obj }))
-      .on('update', (obj, old) => this.emit({ kind: 'node', obj, old }))
-      .on('delete', (obj) => this.emit({ kind: 'node', obj }));
+    this.forward(this.pods, 'pod');
+    this.forward(this.namespaces, 'namespace');
+    this.forward(this.nodes, 'node');
   }
 
-  /** Every add, update and delete of a pod, namespace or node, after the indexes took it in. */
+  /**
+   * Watches optional resources as well (a backend's `resources`). Only before `start()`:
+   * what the view watches is fixed for the life of the process, so the sync gate means the
+   * same thing in every leader term.
+   */
+  include(resources: Iterable<OptionalResource>): void {
+    const wanted = [...resources];
+    if (this.started && wanted.some((r) => !this.includes(r)))
+      throw new Error('optional resources must be included before the cluster view starts');
+    for (const resource of wanted) {
+      switch (resource) {
+        case 'services':
+          if (this.servicesInformer) break;
+          this.servicesInformer = this.newInformer<V1Service>({ name: 'services', path: '/api/v1/services' });
+          this.forward(this.servicesInformer, 'service');
+          break;
+        case 'endpointslices':
+          if (this.slicesInformer) break;
+          this.slicesInformer = this.newInformer<V1EndpointSlice>({
+            name: 'endpointslices',
+            path: '/apis/discovery.k8s.io/v1/endpointslices',
+          });
+          this.forward(this.slicesInformer, 'endpointslice');
+          break;
+      }
+    }
+  }
+
+  includes(resource: OptionalResource): boolean {
+    return (resource === 'services' ? this.servicesInformer : this.slicesInformer) !== undefined;
+  }
+
+  /**
+   * Every add, update and delete of a watched object, after the view's indexes took it in.
+   * Listeners run in the order they were added.
+   */
   onChange(listener: (change: ClusterChange) => void): void {
     this.listeners.push(listener);
   }
 
   start(): void {
+    this.started = true;
     for (const informer of this.informers()) informer.start();
   }
 
@@ -112,7 +160,9 @@ export class ClusterView {
   }
 
   informers(): Informer<KubernetesObject>[] {
-    return [this.pods, this.namespaces, this.nodes] as unknown as Informer<KubernetesObject>[];
+    return [this.pods, this.namespaces, this.nodes, this.servicesInformer, this.slicesInformer].filter(
+      (i) => i !== undefined,
+    ) as unknown as Informer<KubernetesObject>[];
   }
 
   hasSynced(): boolean {
@@ -128,6 +178,16 @@ export class ClusterView {
     return Math.max(...this.informers().map((i) => i.stalledMs()));
   }
 
+  /** The Service informer, when a backend included `services`. */
+  get services(): Informer<V1Service> | undefined {
+    return this.servicesInformer;
+  }
+
+  /** The EndpointSlice informer, when a backend included `endpointslices`. */
+  get endpointSlices(): Informer<V1EndpointSlice> | undefined {
+    return this.slicesInformer;
+  }
+
   pod(namespace: string, name: string): V1Pod | undefined {
     return this.pods.get(`${namespace}/${name}`);
   }
@@ -138,6 +198,14 @@ export class ClusterView {
 
   node(name: string): V1Node | undefined {
     return this.nodes.get(name);
+  }
+
+  service(namespace: string, name: string): V1Service | undefined {
+    return this.servicesInformer?.get(`${namespace}/${name}`);
+  }
+
+  endpointSlice(namespace: string, name: string): V1EndpointSlice | undefined {
+    return this.slicesInformer?.get(`${namespace}/${name}`);
   }
 
   nodeByUid(uid: string): V1Node | undefined {
@@ -165,6 +233,23 @@ export class ClusterView {
   /** Namespaces that have pods in the cache (whether or not the namespace object is known). */
   namespacesWithPods(): string[] {
     return [...this.podsByNamespace.keys()];
+  }
+
+  private newInformer<T extends KubernetesObject>(what: { name: string; path: string }): Informer<T> {
+    return new Informer<T>({ ...this.informerOptions, ...what });
+  }
+
+  /** Emits every change of `informer` to the listeners as a `kind` change. */
+  private forward<K extends ClusterChange['kind'], T extends ChangeOf<K>['obj']>(
+    informer: Informer<T>,
+    kind: K,
+  ): void {
+    const emit = (obj: T, old?: T) =>
+      this.emit({ kind, obj, ...(old ? { old } : {}) } as unknown as ChangeOf<K>);
+    informer
+      .on('add', (obj) => emit(obj))
+      .on('update', (obj, old) => emit(obj, old))
+      .on('delete', (obj) => emit(obj));
   }
 
   private resolvePods(keys: ReadonlySet<string>): V1Pod[] {

@@ -4,6 +4,7 @@ import { ConfigError } from '../common/config-file.js';
 import { loadWatcherConfig, parseDuration } from './config.js';
 
 const base = { odlUrl: 'http://odl:8181', profile: 'sodium', clusterName: 'prod' };
+const fileBase = { clusterName: 'prod', odl: { url: 'http://odl:8181', profile: 'sodium' } };
 const load = (flags: Record<string, unknown>, env: Record<string, string> = {}, file?: unknown) =>
   loadWatcherConfig({ flags, env, readFile: () => file, defaultIdentity: () => 'host_1' });
 
@@ -33,6 +34,9 @@ describe('watcher configuration', () => {
       retryPeriodMs: 2_000,
     });
     assert.deepEqual(c.metrics, { host: '0.0.0.0', port: 9090 });
+    assert.equal(c.settings.backend, 'netvirt');
+    assert.equal(c.settings.retryRatePerSecond, 50);
+    assert.equal(c.settings.retryBurst, 500);
     assert.throws(
       () => load({}),
       (err: Error) => {
@@ -108,5 +112,42 @@ describe('watcher configuration', () => {
     });
     assert.equal(c.settings.clusterCidr, '10.244.0.0/16');
     assert.equal(c.settings.nodePrefixLength, 24);
+  });
+
+  it('selects the backend by name from the file, the environment or --backend', () => {
+    assert.equal(
+      load({ config: 'w.yaml' }, {}, { ...fileBase, backend: 'coe-northbound' }).settings.backend,
+      'coe-northbound',
+    );
+    assert.equal(load(base, { ODLCOE_BACKEND: 'coe-northbound' }).settings.backend, 'coe-northbound');
+    assert.equal(
+      load({ ...base, backend: 'netvirt' }, { ODLCOE_BACKEND: 'coe-northbound' }).settings.backend,
+      'netvirt',
+    );
+    assert.throws(() => load({ ...base, backend: 'coe' }), /flag --backend: .*netvirt.*coe-northbound/);
+    assert.throws(() => load(base, { ODLCOE_BACKEND: 'ovn' }), /environment variable ODLCOE_BACKEND/);
+    assert.throws(
+      () => load({ config: 'w.yaml' }, {}, { ...fileBase, backend: 'neutron' }),
+      /config file w\.yaml:\n {2}backend: /,
+    );
+  });
+
+  it('takes the work queue’s retry rate limit from the file or the environment', () => {
+    const fromFile = load(
+      { config: 'w.yaml' },
+      {},
+      { ...fileBase, queue: { retryRatePerSecond: 5.5, retryBurst: 20 } },
+    );
+    assert.equal(fromFile.settings.retryRatePerSecond, 5.5);
+    assert.equal(fromFile.settings.retryBurst, 20);
+    const fromEnv = load(base, { ODLCOE_QUEUE_RETRY_RATE: '200', ODLCOE_QUEUE_RETRY_BURST: '2000' });
+    assert.equal(fromEnv.settings.retryRatePerSecond, 200);
+    assert.equal(fromEnv.settings.retryBurst, 2000);
+    assert.throws(() => load(base, { ODLCOE_QUEUE_RETRY_RATE: '0' }), /ODLCOE_QUEUE_RETRY_RATE/);
+    assert.throws(() => load(base, { ODLCOE_QUEUE_RETRY_BURST: '1.5' }), /ODLCOE_QUEUE_RETRY_BURST/);
+    assert.throws(
+      () => load({ config: 'w.yaml' }, {}, { ...fileBase, queue: { retryBurst: 0 } }),
+      /config file w\.yaml:\n {2}queue\.retryBurst: /,
+    );
   });
 });

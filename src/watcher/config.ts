@@ -9,7 +9,14 @@ import { ConfigError, parseConfig, readConfigFile } from '../common/config-file.
 import { checkClusterName, checkRouteTarget, maxAssignedNumber, parseCidr } from '../netvirt/index.js';
 import { PROFILES, type Profile } from '../netvirt/profile.js';
 import { DIALECTS, type Dialect } from '../restconf/path.js';
-import { DEFAULT_SETTINGS, SUBNET_SOURCES, type SubnetSource, type WatcherSettings } from './settings.js';
+import {
+  BACKEND_NAMES,
+  DEFAULT_SETTINGS,
+  SUBNET_SOURCES,
+  type BackendName,
+  type SubnetSource,
+  type WatcherSettings,
+} from './settings.js';
 
 /** `250ms`, `30s`, `5m`, `1h`, `1m30s`; a bare number is seconds. */
 export function parseDuration(value: string | number): number {
@@ -42,12 +49,15 @@ const duration = z.union([z.string(), z.number()]).transform((v, ctx) => {
 });
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().min(1);
+const positive = z.coerce.number().positive();
+const backendName = z.enum(BACKEND_NAMES as [BackendName, ...BackendName[]]);
 const bool = z.union([z.boolean(), z.enum(['true', 'false'])]).transform((v) => v === true || v === 'true');
 
 /** The configuration file (every key optional; unknown keys are errors, to catch typos). */
 export const configFileSchema = z
   .object({
     clusterName: z.string(),
+    backend: backendName,
     kubeconfig: z.string(),
     odl: z
       .object({
@@ -76,6 +86,10 @@ export const configFileSchema = z
     gracePeriod: duration,
     resyncPeriod: duration,
     workers: z.number().int().min(1),
+    queue: z
+      .object({ retryRatePerSecond: z.number().positive(), retryBurst: z.number().int().min(1) })
+      .partial()
+      .strict(),
     shutdownTimeout: duration,
     metrics: z.object({ host: z.string(), port }).partial().strict(),
     leaderElection: z
@@ -131,6 +145,7 @@ interface Field {
 /** The merged, flat form. */
 interface Flat {
   clusterName: string;
+  backend: BackendName;
   kubeconfig: string;
   odlUrl: string;
   odlUser: string;
@@ -150,6 +165,8 @@ interface Flat {
   gracePeriod: number;
   resyncPeriod: number;
   workers: number;
+  retryRatePerSecond: number;
+  retryBurst: number;
   shutdownTimeout: number;
   metricsHost: string;
   metricsPort: number;
@@ -165,6 +182,7 @@ interface Flat {
 const str = z.string().min(1, 'must not be empty');
 const FIELDS: Field[] = [
   { key: 'clusterName', flag: 'clusterName', env: 'ODLCOE_CLUSTER_NAME', file: ['clusterName'], parse: str },
+  { key: 'backend', flag: 'backend', env: 'ODLCOE_BACKEND', file: ['backend'], parse: backendName },
   { key: 'kubeconfig', flag: 'kubeconfig', env: 'KUBECONFIG', file: ['kubeconfig'], parse: str },
   { key: 'odlUrl', flag: 'odlUrl', env: 'ODLCOE_ODL_URL', file: ['odl', 'url'], parse: str },
   { key: 'odlUser', flag: 'odlUser', env: 'ODLCOE_ODL_USER', file: ['odl', 'user'], parse: str },
@@ -267,6 +285,13 @@ const FIELDS: Field[] = [
     parse: duration,
   },
   { key: 'workers', flag: 'workers', env: 'ODLCOE_WORKERS', file: ['workers'], parse: positiveInt },
+  {
+    key: 'retryRatePerSecond',
+    env: 'ODLCOE_QUEUE_RETRY_RATE',
+    file: ['queue', 'retryRatePerSecond'],
+    parse: positive,
+  },
+  { key: 'retryBurst', env: 'ODLCOE_QUEUE_RETRY_BURST', file: ['queue', 'retryBurst'], parse: positiveInt },
   {
     key: 'shutdownTimeout',
     flag: 'shutdownTimeout',
@@ -451,6 +476,7 @@ function resolve(f: Partial<Flat>, defaultIdentity: () => string): WatcherConfig
 
   const settings: WatcherSettings = {
     clusterName,
+    backend: f.backend ?? DEFAULT_SETTINGS.backend,
     profile,
     dialect,
     routeTarget,
@@ -465,6 +491,8 @@ function resolve(f: Partial<Flat>, defaultIdentity: () => string): WatcherConfig
     slowRetryMs: DEFAULT_SETTINGS.slowRetryMs,
     waitRetryMs: DEFAULT_SETTINGS.waitRetryMs,
     workers: f.workers ?? DEFAULT_SETTINGS.workers,
+    retryRatePerSecond: f.retryRatePerSecond ?? DEFAULT_SETTINGS.retryRatePerSecond,
+    retryBurst: f.retryBurst ?? DEFAULT_SETTINGS.retryBurst,
     shutdownTimeoutMs: f.shutdownTimeout ?? DEFAULT_SETTINGS.shutdownTimeoutMs,
   };
   return {

@@ -1,9 +1,9 @@
 /**
  * Kubernetes Events (core/v1) for what an operator must act on: a foreign ODL object holding a
- * name a pod or namespace needs, a node subnet pool used up. One Event per (object, reason),
- * created once and then counted up (as client-go's recorder aggregates), at most once per
- * `minIntervalMs`, so a key retried for hours does not flood the API server. Recording never
- * blocks or fails a reconcile: errors are logged.
+ * name a pod, Service, namespace or node needs, a node subnet pool used up. One Event per
+ * (object, reason), created once and then counted up (as client-go's recorder aggregates), at
+ * most once per `minIntervalMs`, so a key retried for hours does not flood the API server.
+ * Recording never blocks or fails a reconcile: errors are logged.
  */
 import { createHash } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -12,9 +12,9 @@ import { errorMessage } from '../common/log.js';
 import { KubeApiError, KubeClient } from '../k8s/kube-client.js';
 
 export interface InvolvedObject {
-  kind: 'Pod' | 'Namespace' | 'Node';
+  kind: 'Pod' | 'Service' | 'Namespace' | 'Node';
   name: string;
-  /** Pods only. */
+  /** Pods and Services (namespaced kinds) only. */
   namespace?: string;
   uid?: string;
 }

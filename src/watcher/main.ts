@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * odlcoe-watcher: keeps ODL's NetVirt configuration equal to what the Kubernetes cluster needs.
+ * odlcoe-watcher: keeps ODL's configuration (NetVirt objects, or ODL's own COE models) equal to
+ * what the Kubernetes cluster needs.
  * See docs/watcher.md. Flags override environment variables, which override the config file.
  */
 import { KubeConfig } from '@kubernetes/client-node';
@@ -9,12 +10,19 @@ import { ConfigError } from '../common/config-file.js';
 import { createLogger, errorMessage } from '../common/log.js';
 import { loadRestconfAuth } from '../restconf/auth.js';
 import { loadWatcherConfig } from './config.js';
+import { BACKEND_NAMES } from './settings.js';
 import { defaultIdentity, startWatcher } from './watcher.js';
 
 function program(): Command {
   return new Command('odlcoe-watcher')
-    .description('Keeps OpenDaylight NetVirt configuration equal to what the Kubernetes cluster needs')
+    .description('Keeps OpenDaylight’s configuration equal to what the Kubernetes cluster needs')
     .option('--config <file>', 'YAML or JSON configuration file (ODLCOE_CONFIG)')
+    .addOption(
+      new Option(
+        '--backend <name>',
+        'what is written into ODL: NetVirt objects, or ODL’s own COE models (ODLCOE_BACKEND); default netvirt',
+      ).choices(BACKEND_NAMES),
+    )
     .option('--kubeconfig <file>', 'kubeconfig (KUBECONFIG); in-cluster configuration when absent')
     .option('--odl-url <url>', 'ODL RESTCONF base URL, e.g. http://odl:8181 (ODLCOE_ODL_URL)')
     .option('--odl-user <name>', 'ODL user (ODLCOE_ODL_USER)')
@@ -91,6 +99,7 @@ async function main(): Promise<void> {
   const le = config.leaderElection;
   logger.info('starting', {
     cluster: config.settings.clusterName,
+    backend: config.settings.backend,
     profile: config.settings.profile,
     dialect: config.settings.dialect,
     odl: config.odl.url,

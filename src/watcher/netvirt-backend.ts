@@ -5,10 +5,13 @@
  */
 import { errorMessage } from '../common/log.js';
 import {
-  checkTranslateSettings,
-  k8sNodeOwnership,
+  diffElanInstance,
+  diffElanInterface,
+  diffInterface,
+  diffK8sNode,
+  diffVpnInstance,
+  diffVpnInterface,
   type OwnerContext,
-  type TranslateSettings,
 } from '../netvirt/index.js';
 import type { Backend, BackendContext, ClusterChange, ReconcileOutcome, WriteGuard } from './backend.js';
 import { GracePeriods } from './grace-period.js';
@@ -22,12 +25,39 @@ import {
   vpnKey,
   type KeyLookup,
 } from './netvirt-keys.js';
-import { NodeSubnets } from './node-subnets.js';
-import { ObjectWriter } from './object-writer.js';
-import { ODL_KINDS, OdlState, type OdlKind } from './odl-state.js';
+import { k8sNodeEntries, NodeSubnets } from './node-subnets.js';
+import { ObjectWriter, type EntryDiff } from './object-writer.js';
+import { ODL_KINDS, OdlState, type OdlEntries } from './odl-state.js';
 import { reconcileElan, reconcileVpn } from './reconcile-instances.js';
 import { reconcileNode } from './reconcile-node.js';
 import { reconcilePod } from './reconcile-pod.js';
+import { ownerContext, subnetAllocation, translateSettings } from './settings.js';
+
+/** The owned-leaf diff of every kind this backend writes (src/netvirt/diff.ts). */
+function netvirtDiff(state: OdlState, owner: OwnerContext): EntryDiff<OdlEntries> {
+  return (kind, name, desired, actual) => {
+    const d = desired as never;
+    const a = actual as never;
+    const opts = { name };
+    switch (kind) {
+      case 'interface':
+        return diffInterface(d, a, owner, opts);
+      case 'elanInstance':
+        return diffElanInstance(d, a, owner, opts);
+      case 'elanInterface':
+        return diffElanInterface(d, a, owner, opts);
+      case 'vpnInstance':
+        return diffVpnInstance(d, a, owner, opts);
+      case 'vpnInterface':
+        // Owned through the ietf-interface of the same name.
+        return diffVpnInterface(d, a, state.get('interface', name), owner, opts);
+      case 'k8sNode':
+        return diffK8sNode(d, a, owner, opts);
+      default:
+        throw new Error(`unknown ODL kind ${String(kind)}`);
+    }
+  };
+}
 
 export class NetvirtBackend implements Backend {
   readonly name = 'netvirt';
@@ -36,27 +66,16 @@ export class NetvirtBackend implements Backend {
 
   constructor(ctx: BackendContext) {
     const { settings } = ctx;
-    const translate: TranslateSettings = {
-      clusterName: settings.clusterName,
-      profile: settings.profile,
-      routeTarget: settings.routeTarget,
-      segmentType: 'vxlan',
-    };
-    checkTranslateSettings(translate);
-    const owner: OwnerContext = {
-      clusterName: settings.clusterName,
-      profile: settings.profile,
-      routeTarget: settings.routeTarget,
-      rdAdministrator: settings.rdAdministrator,
-    };
+    const translate = translateSettings(settings);
+    const owner = ownerContext(settings);
     const state = new OdlState(ctx.client, settings.profile, ctx.logger);
     this.c = {
       ...ctx,
       state,
-      writer: new ObjectWriter(state, ctx.client, owner, ctx.metrics, ctx.logger),
+      writer: new ObjectWriter(state, netvirtDiff(state, owner), ctx.client, ctx.metrics, ctx.logger),
       owner,
       translate,
-      subnets: this.newSubnets(ctx, state),
+      subnets: newSubnets(ctx, state, owner),
       grace: new GracePeriods(settings.gracePeriodMs),
       rdReservations: new Map(),
     };
@@ -83,7 +102,7 @@ export class NetvirtBackend implements Backend {
       c.state.clear();
       c.grace.clear();
       c.rdReservations.clear();
-      c.subnets = this.newSubnets(c, c.state);
+      c.subnets = newSubnets(c, c.state, c.owner);
       c.metrics.reset();
     }
     const problems = await c.state.load();
@@ -93,11 +112,7 @@ export class NetvirtBackend implements Backend {
       c.logger.warn('ODL entry does not parse as its model; it is left alone', { ...p });
     }
     if (fresh) {
-      const recovered = c.subnets.recover((uid) => {
-        const entry = c.state.get('k8sNode', uid);
-        return entry !== undefined && k8sNodeOwnership(entry, c.owner).owner === 'ours';
-      });
-      for (const problem of recovered)
+      for (const problem of c.subnets.recover())
         c.logger.error('node subnet allocation in ODL not recovered', { problem });
       const allocations = c.subnets.allocations;
       if (allocations)
@@ -120,8 +135,7 @@ export class NetvirtBackend implements Backend {
     for (const obj of c.view.namespaces.list()) yield* emit(this.keysFor({ kind: 'namespace', obj }));
     for (const obj of c.view.pods.list()) yield* emit(this.keysFor({ kind: 'pod', obj }));
     // What ODL holds of ours (garbage collection). Foreign entries are not keys of ours.
-    const ours = (kind: OdlKind, name: string) =>
-      c.writer.decide(kind, name, undefined).action === 'delete-candidate';
+    const ours = (kind: keyof OdlEntries, name: string) => c.writer.owns(kind, name);
     for (const kind of ['interface', 'elanInterface', 'vpnInterface'] as const) {
       for (const name of c.state.names(kind)) {
         const key = ours(kind, name) ? podKeyOfInterface(name) : undefined;
@@ -148,22 +162,19 @@ export class NetvirtBackend implements Backend {
       case 'pod':
         return reconcilePod(this.c, parsed.namespace, parsed.name, guard);
       case 'elan':
-        return reconcileElan(this.c, key, parsed.elanName, parsed.nodeIp, parsed.namespace, guard);
+        return reconcileElan(this.c, key, parsed.elanName, parsed.namespace, guard);
       case 'vpn':
         return reconcileVpn(this.c, key, parsed.vpnName, guard);
       case 'node':
-        return reconcileNode(this.c, parsed.uid, guard);
+        return reconcileNode(this.c, parsed.uid, guard, { podsUseSubnet: true });
     }
   }
+}
 
-  private newSubnets(ctx: BackendContext, state: OdlState): NodeSubnets {
-    const { settings } = ctx;
-    return new NodeSubnets(
-      settings.subnetSource,
-      state,
-      settings.clusterCidr !== undefined && settings.nodePrefixLength !== undefined
-        ? { clusterCidr: settings.clusterCidr, nodePrefixLength: settings.nodePrefixLength }
-        : undefined,
-    );
-  }
+function newSubnets(ctx: BackendContext, state: OdlState, owner: OwnerContext): NodeSubnets {
+  return new NodeSubnets(
+    ctx.settings.subnetSource,
+    k8sNodeEntries(state, owner),
+    subnetAllocation(ctx.settings),
+  );
 }

@@ -1,25 +1,27 @@
 /**
  * What the netvirt reconcilers share: the ODL cache and writer, settings in the shapes the
- * netvirt module wants, grace clocks, node subnets, and collision reporting.
+ * netvirt module wants, grace clocks and node subnets.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import {
   markerOwnership,
-  podNetworkEligibility,
+  ModelValidationError,
+  placePod,
   vpnInstanceOwnership,
   type OwnerContext,
+  type PodContext,
+  type PodPlacement,
   type TranslateSettings,
 } from '../netvirt/index.js';
 import type { BackendContext } from './backend.js';
-import type { InvolvedObject } from './events.js';
 import type { GracePeriods } from './grace-period.js';
 import type { NodeSubnets } from './node-subnets.js';
 import type { ObjectWriter } from './object-writer.js';
-import type { OdlKind, OdlState } from './odl-state.js';
+import type { OdlEntries, OdlState } from './odl-state.js';
 
 export interface NetvirtContext extends BackendContext {
   state: OdlState;
-  writer: ObjectWriter;
+  writer: ObjectWriter<OdlEntries>;
   owner: OwnerContext;
   translate: TranslateSettings;
   subnets: NodeSubnets;
@@ -40,34 +42,35 @@ export function vpnInstanceReady(c: NetvirtContext, name: string): boolean {
   return vpn !== undefined && vpnInstanceOwnership(vpn, c.owner).owner === 'ours';
 }
 
-/** Pods of the view that are on the pod network. */
-export function onNetwork(pods: Iterable<V1Pod>): V1Pod[] {
-  return [...pods].filter((p) => podNetworkEligibility(p).onNetwork);
+/** What a pod's translation depends on, from the cluster view and the node subnets. */
+export function podContext(c: NetvirtContext, pod: V1Pod): PodContext {
+  const ctx: PodContext = {};
+  const nodeName = pod.spec?.nodeName;
+  const node = nodeName ? c.view.node(nodeName) : undefined;
+  const namespace = pod.metadata?.namespace ? c.view.namespace(pod.metadata.namespace) : undefined;
+  if (node) {
+    ctx.node = node;
+    const subnet = c.subnets.subnetFor(node);
+    if (subnet !== undefined) ctx.nodeSubnet = subnet;
+  }
+  if (namespace) ctx.namespace = namespace;
+  return ctx;
 }
 
 /**
- * A name odlcoe needs is held by an object it does not own: warn, count, and record a Warning
- * Event on the Kubernetes object that needs it. The object is never touched; the caller
- * retries the key slowly.
+ * Where a pod of the view attaches. A pod whose values do not validate is deferred, as its
+ * own reconcile defers it: whatever exists for it (its namespace's instances included) is kept.
  */
-export function reportCollision(
-  c: NetvirtContext,
-  kind: OdlKind,
-  name: string,
-  reason: string,
-  involved: InvolvedObject,
-): void {
-  c.metrics.collisions.inc({ kind });
-  c.logger.warn('ODL object with a name odlcoe needs is not owned by odlcoe; leaving it alone', {
-    kind,
-    name,
-    reason,
-    involved: `${involved.kind} ${involved.namespace ? `${involved.namespace}/` : ''}${involved.name}`,
-  });
-  c.events.warning(
-    involved,
-    'ForeignOdlObject',
-    `ODL ${kind} ${name} exists but is not owned by odlcoe cluster ${c.settings.clusterName} (${reason}); ` +
-      'it is left alone: remove or rename it in ODL, odlcoe retries periodically',
-  );
+export function placeInView(c: NetvirtContext, pod: V1Pod): PodPlacement {
+  try {
+    return placePod(pod, podContext(c, pod));
+  } catch (err) {
+    if (!(err instanceof ModelValidationError)) throw err;
+    const namespace = pod.metadata?.namespace;
+    return {
+      state: 'deferred',
+      deferral: { code: 'invalid-object', message: err.message },
+      ...(namespace ? { namespace } : {}),
+    };
+  }
 }

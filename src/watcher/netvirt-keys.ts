@@ -15,6 +15,8 @@
 import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
 import { elanInstanceName, nodeInternalIp, vpnName } from '../netvirt/index.js';
 import type { ClusterChange } from './backend.js';
+import { nodeKey, podKey } from './object-keys.js';
+import { nodeProjection, podProjection } from './projections.js';
 
 export type NetvirtKey =
   | { kind: 'pod'; namespace: string; name: string }
@@ -22,10 +24,9 @@ export type NetvirtKey =
   | { kind: 'vpn'; vpnName: string }
   | { kind: 'node'; uid: string };
 
-export const podKey = (namespace: string, name: string): string => `pod/${namespace}/${name}`;
+export { nodeKey, podKey };
 export const elanKey = (elanName: string): string => `elan/${elanName}`;
 export const vpnKey = (name: string): string => `vpn/${name}`;
-export const nodeKey = (uid: string): string => `node/${uid}`;
 
 /** The pod key that owns an interface name `<ns>:<pod>` (namespaces never contain ':'). */
 export function podKeyOfInterface(ifName: string): string | undefined {
@@ -154,28 +155,10 @@ export function netvirtKeysFor(change: ClusterChange, lookup: KeyLookup): string
     case 'namespace':
       namespaceKeys(change.obj, change.old, lookup, out);
       break;
+    case 'service':
+    case 'endpointslice':
+      // Not watched for this backend (it declares no optional resources).
+      break;
   }
   return [...out];
-}
-
-/** What of a pod translation reads; an update that leaves it equal changes nothing in ODL. */
-export function podProjection(pod: V1Pod): string {
-  return JSON.stringify([
-    pod.metadata?.uid,
-    pod.spec?.nodeName,
-    pod.spec?.hostNetwork,
-    pod.status?.phase,
-    pod.status?.podIP,
-    (pod.status?.podIPs ?? []).map((p) => p.ip),
-  ]);
-}
-
-/** What of a node translation and key mapping read. */
-export function nodeProjection(node: V1Node): string {
-  return JSON.stringify([
-    node.metadata?.uid,
-    node.metadata?.name,
-    (node.status?.addresses ?? []).map((a) => [a.type, a.address]),
-    node.spec?.podCIDR,
-  ]);
 }

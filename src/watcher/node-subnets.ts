@@ -7,12 +7,41 @@
  * - `podCIDR`: `node.spec.podCIDR`, copied into the entry.
  * - `allocate`: carved from `clusterCidr` by the SubnetAllocator; the entry's `pod-cidr` is the
  *   allocation's durable record, recovered at the start of each leader term.
+ *
+ * The node agent reads its subnet from the k8s-node entry whichever backend runs, so both
+ * backends use this class, each reading the entries from its own ODL cache through
+ * `K8sNodeEntries`.
  */
 import type { V1Node } from '@kubernetes/client-node';
-import { parseCidr } from '../netvirt/index.js';
-import type { OdlState } from './odl-state.js';
+import { k8sNodeOwnership, parseCidr, type K8sNode, type OwnerContext } from '../netvirt/index.js';
 import type { SubnetSource } from './settings.js';
 import { SubnetAllocator } from './subnet-allocator.js';
+
+/** The k8s-node entries of a backend's ODL cache, as far as node subnets need them. */
+export interface K8sNodeEntries {
+  /** The cached entry of a node, by node uid. */
+  get(uid: string): K8sNode | undefined;
+  /** Re-reads a node's entry from ODL into the cache. */
+  refresh(uid: string): Promise<K8sNode | undefined>;
+  /** This cluster's entries (under `allocate`, the durable record of the allocations). */
+  ours(): Iterable<K8sNode>;
+}
+
+/** `K8sNodeEntries` over a cache that holds k8s-node entries under the kind `k8sNode`. */
+export function k8sNodeEntries(
+  cache: {
+    get(kind: 'k8sNode', uid: string): K8sNode | undefined;
+    refresh(kind: 'k8sNode', uid: string): Promise<K8sNode | undefined>;
+    values(kind: 'k8sNode'): Iterable<K8sNode>;
+  },
+  owner: OwnerContext,
+): K8sNodeEntries {
+  return {
+    get: (uid) => cache.get('k8sNode', uid),
+    refresh: (uid) => cache.refresh('k8sNode', uid),
+    ours: () => [...cache.values('k8sNode')].filter((e) => k8sNodeOwnership(e, owner).owner === 'ours'),
+  };
+}
 
 /** The subnet to write into a node's entry, or why there is none. */
 export type EntrySubnet =
@@ -27,7 +56,7 @@ export class NodeSubnets {
 
   constructor(
     readonly source: SubnetSource,
-    private readonly state: OdlState,
+    private readonly entries: K8sNodeEntries,
     allocation?: { clusterCidr: string; nodePrefixLength: number },
   ) {
     if (source === 'allocate') {
@@ -46,8 +75,16 @@ export class NodeSubnets {
       case 'allocate':
         return uid ? this.allocator?.get(uid) : undefined;
       case 'odl':
-        return uid ? this.state.get('k8sNode', uid)?.podCidr?.trim() || undefined : undefined;
+        return uid ? this.entries.get(uid)?.podCidr?.trim() || undefined : undefined;
     }
+  }
+
+  /**
+   * `odl`: re-reads a node's entry (an ODL user may have set its pod-cidr since it was read).
+   * Only an entry the cache holds: an absent one is the watcher's to create first.
+   */
+  async refreshEntry(uid: string): Promise<void> {
+    if (this.source === 'odl' && this.entries.get(uid)) await this.entries.refresh(uid);
   }
 
   /** The `pod-cidr` the watcher writes for `node`; allocates under `allocate`. */
@@ -78,12 +115,12 @@ export class NodeSubnets {
    * `allocate`: takes the allocations recorded in ODL (this cluster's k8s-node entries).
    * Returns the problems (entries whose pod-cidr is unusable or overlaps another's).
    */
-  recover(isOurs: (uid: string) => boolean): string[] {
+  recover(): string[] {
     if (!this.allocator) return [];
     const problems: string[] = [];
-    const entries = [...this.state.values('k8sNode')].sort((a, b) => a.uid.localeCompare(b.uid));
+    const entries = [...this.entries.ours()].sort((a, b) => a.uid.localeCompare(b.uid));
     for (const entry of entries) {
-      if (!entry.podCidr || !isOurs(entry.uid)) continue;
+      if (!entry.podCidr) continue;
       const problem = this.allocator.recover(entry.uid, entry.podCidr);
       if (problem) problems.push(`k8s-node ${entry.uid}: ${problem}`);
     }

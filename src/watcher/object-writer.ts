@@ -1,34 +1,46 @@
 /**
- * Makes one ODL entry equal to its desired state, using the owned-leaf diff of src/netvirt.
+ * Makes one ODL entry equal to its desired state, using a backend's owned-leaf diff (the
+ * netvirt backend's from src/netvirt, coe-northbound's from its own module) against its ODL
+ * cache. Both backends write through this class:
  *
  * - Nothing is written when the owned leaves are equal (so a second reconcile writes nothing).
  * - Creates are POSTs (create-only): if someone created the name since the cache was filled,
  *   ODL answers 409 instead of letting odlcoe overwrite a foreign object; the entry is then
- *   re-read and decided again.
+ *   re-read and decided again (a retried POST whose first attempt did land ends there too, as
+ *   "equal").
  * - Updates and deletes are planned against a fresh read of the entry, never the cache alone:
  *   the diff carries what ODL wrote into the entry (elan-tag, mac-timeout, parent-interface,
  *   learnt-ip adjacencies) into the write, and ownership is checked on what ODL holds now.
- * - Entries without odlcoe's marker are never written or deleted.
+ * - Entries odlcoe does not own are never written or deleted; neither are entries that do not
+ *   parse as their model.
  * - The write guard is checked before every write: a reconcile that outlived its leadership
  *   stops there.
  */
 import type { Logger } from '../common/log.js';
-import {
-  diffElanInstance,
-  diffElanInterface,
-  diffInterface,
-  diffK8sNode,
-  diffVpnInstance,
-  diffVpnInterface,
-  type Decision,
-  type OwnerContext,
-  type WriteOp,
-} from '../netvirt/index.js';
+import type { Decision, WriteOp } from '../netvirt/index.js';
 import { RestconfError, type RestconfClient } from '../restconf/client.js';
 import { parentPath } from '../restconf/path.js';
 import type { WriteGuard } from './backend.js';
 import type { WatcherMetrics } from './metrics.js';
-import type { OdlEntries, OdlKind, OdlState } from './odl-state.js';
+
+/** A backend's cache of ODL entries, by kind (`E` maps each kind to its entry type) and name. */
+export interface EntryCache<E> {
+  get<K extends keyof E & string>(kind: K, name: string): E[K] | undefined;
+  set<K extends keyof E & string>(kind: K, entry: E[K]): void;
+  remove(kind: keyof E & string, name: string): void;
+  /** Re-reads one entry from ODL into the cache (undefined: ODL has none, or it does not parse). */
+  refresh<K extends keyof E & string>(kind: K, name: string): Promise<E[K] | undefined>;
+  /** ODL holds an entry under this name that does not parse as its model. */
+  isUnparsed(kind: keyof E & string, name: string): boolean;
+}
+
+/** A backend's owned-leaf diff of one entry: desired against actual (either may be absent). */
+export type EntryDiff<E> = <K extends keyof E & string>(
+  kind: K,
+  name: string,
+  desired: E[K] | undefined,
+  actual: E[K] | undefined,
+) => Decision;
 
 export type ObjectResult =
   /** Equal to the desired state, or absent and not desired. */
@@ -47,24 +59,31 @@ export interface ConvergeOptions {
 /** Rounds of read-decide-write before giving up on an entry that keeps changing under us. */
 const MAX_ROUNDS = 4;
 
-export class ObjectWriter {
+const UNPARSED = 'ODL holds an entry that does not parse';
+
+export class ObjectWriter<E> {
   constructor(
-    private readonly state: OdlState,
+    private readonly cache: EntryCache<E>,
+    private readonly diff: EntryDiff<E>,
     private readonly client: RestconfClient,
-    private readonly owner: OwnerContext,
     private readonly metrics: WatcherMetrics,
     private readonly logger: Logger,
   ) {}
 
   /** What the diff says about `desired` against the cached entry, without writing. */
-  decide<K extends OdlKind>(kind: K, name: string, desired: OdlEntries[K] | undefined): Decision {
-    return this.decideAgainst(kind, name, desired, this.state.get(kind, name));
+  decide<K extends keyof E & string>(kind: K, name: string, desired: E[K] | undefined): Decision {
+    return this.diff(kind, name, desired, this.cache.get(kind, name));
   }
 
-  async converge<K extends OdlKind>(
+  /** Whether the cached entry `name` exists and is ours (so garbage collection may look at it). */
+  owns(kind: keyof E & string, name: string): boolean {
+    return this.decide(kind, name, undefined).action === 'delete-candidate';
+  }
+
+  async converge<K extends keyof E & string>(
     kind: K,
     name: string,
-    desired: OdlEntries[K] | undefined,
+    desired: E[K] | undefined,
     guard: WriteGuard,
     options: ConvergeOptions = {},
   ): Promise<ObjectResult> {
@@ -81,20 +100,15 @@ export class ObjectWriter {
     return result;
   }
 
-  private async run<K extends OdlKind>(
+  private async run<K extends keyof E & string>(
     kind: K,
     name: string,
-    desired: OdlEntries[K] | undefined,
+    desired: E[K] | undefined,
     guard: WriteGuard,
     options: ConvergeOptions,
   ): Promise<ObjectResult> {
-    if (this.state.isUnparsed(kind, name)) {
-      return {
-        state: 'foreign',
-        wanted: desired !== undefined,
-        reason: 'ODL holds an entry that does not parse',
-      };
-    }
+    if (this.cache.isUnparsed(kind, name))
+      return { state: 'foreign', wanted: desired !== undefined, reason: UNPARSED };
     let decision = this.decide(kind, name, desired);
     let fresh = false;
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
@@ -133,65 +147,30 @@ export class ObjectWriter {
           ? { changed: decision.changed, recreated: decision.action === 'recreate' }
           : {}),
       });
-      if (op === 'delete') this.state.remove(kind, name);
-      else await this.state.refresh(kind, name);
+      // After an update, read back what ODL holds: entries keep leaves odlcoe does not own.
+      if (op === 'delete') this.cache.remove(kind, name);
+      else await this.cache.refresh(kind, name);
       return { state: 'written', op };
     }
     throw new Error(`${kind} ${name} kept changing in ODL while it was being written; will retry`);
   }
 
-  private decideAgainst<K extends OdlKind>(
+  private async reread<K extends keyof E & string>(
     kind: K,
     name: string,
-    desired: OdlEntries[K] | undefined,
-    actual: OdlEntries[K] | undefined,
-  ): Decision {
-    // The diff needs one side to name the entry; with neither there is nothing to do.
-    if (desired === undefined && actual === undefined) return { action: 'none', name };
-    const ctx = this.owner;
-    const d = desired as never;
-    const a = actual as never;
-    switch (kind) {
-      case 'interface':
-        return diffInterface(d, a, ctx);
-      case 'elanInstance':
-        return diffElanInstance(d, a, ctx);
-      case 'elanInterface':
-        return diffElanInterface(d, a, ctx);
-      case 'vpnInstance':
-        return diffVpnInstance(d, a, ctx);
-      case 'vpnInterface':
-        // Owned through the ietf-interface of the same name.
-        return diffVpnInterface(d, a, this.state.get('interface', name), ctx);
-      case 'k8sNode':
-        return diffK8sNode(d, a, ctx);
-      default:
-        throw new Error(`unknown ODL kind ${String(kind)}`);
-    }
-  }
-
-  private async reread<K extends OdlKind>(
-    kind: K,
-    name: string,
-    desired: OdlEntries[K] | undefined,
+    desired: E[K] | undefined,
   ): Promise<Decision> {
-    const actual = await this.state.refresh(kind, name);
-    if (actual === undefined && this.state.isUnparsed(kind, name)) {
-      return {
-        action: 'foreign',
-        name,
-        wanted: desired !== undefined,
-        reason: 'ODL holds an entry that does not parse',
-      };
-    }
-    return this.decideAgainst(kind, name, desired, actual);
+    const actual = await this.cache.refresh(kind, name);
+    if (actual === undefined && this.cache.isUnparsed(kind, name))
+      return { action: 'foreign', name, wanted: desired !== undefined, reason: UNPARSED };
+    return this.diff(kind, name, desired, actual);
   }
 
   /** POSTs a new entry; false when ODL already has one (409), which the caller re-reads. */
-  private async create<K extends OdlKind>(
+  private async create<K extends keyof E & string>(
     kind: K,
     name: string,
-    desired: OdlEntries[K],
+    desired: E[K],
     writes: WriteOp[],
     guard: WriteGuard,
   ): Promise<boolean> {
@@ -205,7 +184,7 @@ export class ObjectWriter {
       if (err instanceof RestconfError && err.status === 409) return false;
       throw err;
     }
-    this.state.set(kind, desired);
+    this.cache.set(kind, desired);
     this.metrics.writes.inc({ kind, op: 'create' });
     this.logger.info('created ODL entry', { kind, name });
     return true;

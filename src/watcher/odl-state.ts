@@ -6,13 +6,11 @@
  * so that a write is always planned against what ODL holds now (ODL's own write-backs included).
  */
 import type { Logger } from '../common/log.js';
-import { errorMessage } from '../common/log.js';
 import {
   netvirtPaths,
   parseElanInstances,
   parseElanInterfaces,
   parseInterfaces,
-  parseK8sNodes,
   parseVpnInstances,
   parseVpnInterfaces,
   type ElanInstance,
@@ -24,7 +22,7 @@ import {
   type VpnInterface,
 } from '../netvirt/index.js';
 import type { RestconfClient } from '../restconf/client.js';
-import type { DataPath } from '../restconf/path.js';
+import { k8sNodesSpec, listOf, one, readEntry, readList, type ListSpec } from './odl-lists.js';
 
 export interface OdlEntries {
   interface: Interface;
@@ -44,63 +42,47 @@ export const ODL_KINDS: readonly OdlKind[] = [
   'k8sNode',
 ];
 
-interface KindSpec<T> {
-  /** The list node (`.../elan-instance`), read whole at load. */
-  list: DataPath;
-  entry(name: string): DataPath;
-  parse(entry: Record<string, unknown>): T;
-  nameOf(entry: T): string;
-}
-
-type Specs = { [K in OdlKind]: KindSpec<OdlEntries[K]> };
-
-function one<T>(items: T[], what: string): T {
-  const [first] = items;
-  if (items.length !== 1 || first === undefined)
-    throw new Error(`expected one ${what} entry, got ${items.length}`);
-  return first;
-}
+type Specs = { [K in OdlKind]: ListSpec<OdlEntries[K]> };
 
 function specs(profile: Profile): Specs {
   const p = netvirtPaths(profile);
-  const listOf = (container: DataPath, list: string): DataPath => [...container, { name: list }];
   return {
     interface: {
+      key: 'name',
       list: listOf(p.interfaces(), 'interface'),
       entry: p.interface,
       parse: (e) => one(parseInterfaces({ interface: [e] }), 'interface'),
       nameOf: (e) => e.name,
     },
     elanInstance: {
+      key: 'elan-instance-name',
       list: listOf(p.elanInstances(), 'elan-instance'),
       entry: p.elanInstance,
       parse: (e) => one(parseElanInstances({ 'elan-instance': [e] }), 'elan-instance'),
       nameOf: (e) => e.name,
     },
     elanInterface: {
+      key: 'name',
       list: listOf(p.elanInterfaces(), 'elan-interface'),
       entry: p.elanInterface,
       parse: (e) => one(parseElanInterfaces({ 'elan-interface': [e] }), 'elan-interface'),
       nameOf: (e) => e.name,
     },
     vpnInstance: {
+      key: 'vpn-instance-name',
       list: listOf(p.vpnInstances(), 'vpn-instance'),
       entry: p.vpnInstance,
       parse: (e) => one(parseVpnInstances(profile, { 'vpn-instance': [e] }), 'vpn-instance'),
       nameOf: (e) => e.name,
     },
     vpnInterface: {
+      key: 'name',
       list: listOf(p.vpnInterfaces(), 'vpn-interface'),
       entry: p.vpnInterface,
       parse: (e) => one(parseVpnInterfaces(profile, { 'vpn-interface': [e] }), 'vpn-interface'),
       nameOf: (e) => e.name,
     },
-    k8sNode: {
-      list: listOf(p.k8sNodesInfo(), 'k8s-nodes'),
-      entry: p.k8sNode,
-      parse: (e) => one(parseK8sNodes({ 'k8s-nodes': [e] }), 'k8s-nodes'),
-      nameOf: (e) => e.uid,
-    },
+    k8sNode: k8sNodesSpec(profile),
   };
 }
 
@@ -202,21 +184,12 @@ export class OdlState {
     const problems: UnparsedEntry[] = [];
     for (const kind of ODL_KINDS) {
       signal?.throwIfAborted();
-      const spec = this.specs[kind] as KindSpec<unknown>;
-      const raw = await this.client.getEntries(spec.list);
-      const entries = new Map<string, unknown>();
-      const unparsed = new Set<string>();
-      for (const entry of raw) {
-        try {
-          const parsed = spec.parse(entry);
-          entries.set(spec.nameOf(parsed), parsed);
-        } catch (err) {
-          const name = rawName(entry);
-          unparsed.add(name);
-          problems.push({ kind, name, error: errorMessage(err) });
-        }
-      }
-      read.set(kind, { entries, unparsed });
+      const { entries, unparsed } = await readList<unknown>(
+        this.client,
+        this.specs[kind] as ListSpec<unknown>,
+      );
+      for (const u of unparsed) problems.push({ kind, ...u });
+      read.set(kind, { entries, unparsed: new Set(unparsed.map((u) => u.name)) });
     }
     for (const kind of ODL_KINDS) {
       const fresh = read.get(kind);
@@ -246,27 +219,20 @@ export class OdlState {
 
   /** Re-reads one entry from ODL into the cache and returns it (undefined when ODL has none). */
   async refresh<K extends OdlKind>(kind: K, name: string): Promise<OdlEntries[K] | undefined> {
-    const spec = this.specs[kind];
-    const raw = await this.client.getEntries(spec.entry(name));
-    const [first] = raw;
-    if (first === undefined) {
-      this.remove(kind, name);
-      return undefined;
-    }
-    try {
-      const parsed = spec.parse(first);
-      this.set(kind, parsed);
-      return parsed;
-    } catch (err) {
-      this.maps[kind].delete(name);
-      this.unparsed[kind].add(name);
-      this.touch(kind, name);
-      this.logger.warn('ODL entry does not parse; it is left alone', {
-        kind,
-        name,
-        error: errorMessage(err),
-      });
-      return undefined;
+    const read = await readEntry(this.client, this.specs[kind], name);
+    switch (read.state) {
+      case 'absent':
+        this.remove(kind, name);
+        return undefined;
+      case 'parsed':
+        this.set(kind, read.entry);
+        return read.entry;
+      case 'unparsed':
+        this.maps[kind].delete(name);
+        this.unparsed[kind].add(name);
+        this.touch(kind, name);
+        this.logger.warn('ODL entry does not parse; it is left alone', { kind, name, error: read.error });
+        return undefined;
     }
   }
 
@@ -278,12 +244,4 @@ export class OdlState {
   private touchedSince(kind: OdlKind, name: string, generation: number): boolean {
     return (this.touched.get(`${kind}/${name}`) ?? 0) > generation;
   }
-}
-
-function rawName(entry: Record<string, unknown>): string {
-  for (const key of ['name', 'elan-instance-name', 'vpn-instance-name', 'uid']) {
-    const v = entry[key];
-    if (typeof v === 'string') return v;
-  }
-  return JSON.stringify(entry).slice(0, 80);
 }

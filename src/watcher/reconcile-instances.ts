@@ -2,23 +2,29 @@
  * `elan/<ip>:<ns>` and `vpn/<name>`: the instances pods attach to.
  *
  * Created on first need (a pod on the pod network in that namespace, on that node for an
- * ELAN); once unneeded, deleted after the grace period, and only when no interface in ODL
- * still refers to them (the pods' reconciles delete those first). After a create, the pods
- * that were waiting for the instance are enqueued.
+ * ELAN), kept while a pod they may serve cannot be placed yet; once unneeded, deleted after the
+ * grace period, and only when no interface in ODL still refers to them (the pods' reconciles
+ * delete those first). Need and keep follow the rules `translateCluster` uses
+ * (`elanInstanceNeed`, `vpnInstanceNeed` in src/netvirt/translate.ts), applied to one key.
+ * After a create, the pods that were waiting for the instance are enqueued.
  */
-import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import {
   allocateRouteDistinguishers,
-  nodeInternalIp,
+  elanInstanceNeed,
+  instanceUse,
   recoverRouteDistinguishers,
   translateElanInstance,
   translateVpnInstance,
+  vpnInstanceNeed,
   vpnName,
   vpnRouteDistinguisher,
+  type InstanceUse,
 } from '../netvirt/index.js';
 import type { ReconcileOutcome, WriteGuard } from './backend.js';
-import { onNetwork, reportCollision, type NetvirtContext } from './netvirt-context.js';
+import { placeInView, type NetvirtContext } from './netvirt-context.js';
 import { podKey, podKeyOfInterface } from './netvirt-keys.js';
+import { reportCollision } from './reports.js';
 
 const keyOf = (pod: V1Pod) => podKey(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
 
@@ -77,60 +83,52 @@ async function retire(
 // ---------------------------------------------------------------------------------------------
 // ELAN: one per node × namespace
 
-function elanNeed(
-  c: NetvirtContext,
-  nodeIp: string,
-  ns: string,
-): { node: V1Node; namespace: V1Namespace; pods: V1Pod[] } | 'keep' | undefined {
-  const pods = onNetwork(c.view.podsInNamespace(ns));
-  if (pods.length === 0) return undefined;
-  const namespace = c.view.namespace(ns);
-  const nodes = c.view.nodesWithIp(nodeIp);
-  const here = pods.filter((p) => nodes.some((n) => n.metadata?.name === p.spec?.nodeName));
-  // A pod whose node is unknown or has no InternalIP might be on this ELAN's node: keep it.
-  const unplaced = pods.some((p) => {
-    const node = p.spec?.nodeName ? c.view.node(p.spec.nodeName) : undefined;
-    return !node || !nodeInternalIp(node);
-  });
-  if (here.length === 0) return unplaced ? 'keep' : undefined;
-  if (!namespace) return 'keep';
-  const nodeName = here[0]?.spec?.nodeName;
-  const node = nodes.find((n) => n.metadata?.name === nodeName);
-  return node ? { node, namespace, pods: here } : 'keep';
+/** The pods of a namespace with what each means to its instances (the rules of translate.ts). */
+function usesIn(c: NetvirtContext, ns: string): { pod: V1Pod; use: InstanceUse }[] {
+  return c.view.podsInNamespace(ns).map((pod) => ({ pod, use: instanceUse(placeInView(c, pod)) }));
 }
 
 export async function reconcileElan(
   c: NetvirtContext,
   key: string,
   elanName: string,
-  nodeIp: string,
   ns: string,
   guard: WriteGuard,
 ): Promise<ReconcileOutcome> {
-  const need = elanNeed(c, nodeIp, ns);
+  const pods = usesIn(c, ns);
+  const need = elanInstanceNeed(
+    elanName,
+    ns,
+    pods.map((p) => p.use),
+  );
   if (need === 'keep') {
     c.grace.needed(key);
     return { result: 'deferred' };
   }
-  if (need === undefined) {
+  if (need === 'unneeded') {
     const referrers = [...c.state.values('elanInterface')]
       .filter((e) => e.elanInstanceName === elanName)
       .map((e) => e.name);
     return retire(c, key, 'elanInstance', elanName, referrers, guard);
   }
   c.grace.needed(key);
-  const desired = translateElanInstance(need.node, need.namespace, c.translate);
+  const here = pods.filter((p) => p.use.use === 'attached' && p.use.elanInstanceName === elanName);
+  const first = here[0]?.use;
+  const node = first?.use === 'attached' ? c.view.node(first.nodeName) : undefined;
+  const namespace = c.view.namespace(ns);
+  // Placed pods were placed against these very caches: both are known.
+  if (!node || !namespace)
+    throw new Error(`ELAN ${elanName} is needed, but its node or namespace is not cached`);
+  const desired = translateElanInstance(node, namespace, c.translate);
   if (desired.name !== elanName) throw new Error(`ELAN key ${key} translates to ${desired.name}`);
   const result = await c.writer.converge('elanInstance', elanName, desired, guard);
-  if (result.state === 'foreign') {
-    reportCollision(c, 'elanInstance', elanName, result.reason, {
+  if (result.state === 'foreign')
+    return reportCollision(c, 'elanInstance', elanName, result.reason, {
       kind: 'Namespace',
       name: ns,
-      uid: need.namespace.metadata?.uid,
+      uid: namespace.metadata?.uid,
     });
-    return { result: 'foreign', retryAfterMs: c.settings.slowRetryMs };
-  }
-  if (result.state === 'written') for (const pod of need.pods) c.enqueue(keyOf(pod));
+  if (result.state === 'written') for (const { pod } of here) c.enqueue(keyOf(pod));
   return { result: 'synced' };
 }
 
@@ -177,14 +175,22 @@ export async function reconcileVpn(
   guard: WriteGuard,
 ): Promise<ReconcileOutcome> {
   const ns = namespaceOfVpn(c, name);
-  const pods = ns === undefined ? [] : onNetwork(c.view.podsInNamespace(ns));
+  const pods = ns === undefined ? [] : usesIn(c, ns).filter((p) => p.use.use !== 'none');
   const namespace = ns === undefined ? undefined : c.view.namespace(ns);
-  if (pods.length > 0 && !namespace) {
+  const need =
+    ns === undefined
+      ? 'unneeded'
+      : vpnInstanceNeed(
+          ns,
+          namespace !== undefined,
+          pods.map((p) => p.use),
+        );
+  if (need === 'keep') {
     // Pods of a namespace not known yet (cache order): keep its VPN.
     c.grace.needed(key);
     return { result: 'deferred' };
   }
-  if (pods.length === 0 || !namespace || ns === undefined) {
+  if (need === 'unneeded' || !namespace || ns === undefined) {
     const referrers = [...c.state.values('vpnInterface')]
       .filter((v) => v.vpnInstanceNames.some((n) => n.vpnName === name))
       .map((v) => v.name);
@@ -203,14 +209,12 @@ export async function reconcileVpn(
     });
   const desired = translateVpnInstance(namespace, rd, c.translate);
   const result = await c.writer.converge('vpnInstance', name, desired, guard);
-  if (result.state === 'foreign') {
-    reportCollision(c, 'vpnInstance', name, result.reason, {
+  if (result.state === 'foreign')
+    return reportCollision(c, 'vpnInstance', name, result.reason, {
       kind: 'Namespace',
       name: ns,
       uid: namespace.metadata?.uid,
     });
-    return { result: 'foreign', retryAfterMs: c.settings.slowRetryMs };
-  }
-  if (result.state === 'written') for (const pod of pods) c.enqueue(keyOf(pod));
+  if (result.state === 'written') for (const { pod } of pods) c.enqueue(keyOf(pod));
   return { result: 'synced' };
 }

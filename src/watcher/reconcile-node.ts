@@ -1,17 +1,44 @@
 /**
  * `node/<uid>`: the node's k8s-node entry in ODL (host name, internal and external IP, pod
- * subnet), which is how the node agent learns its subnet. See node-subnets.ts for where the
- * subnet comes from. When the subnet pods use changes (allocated, or set by an ODL user), the
- * node's pods are enqueued: their vpn-interface adjacency names its gateway.
+ * subnet), which is how the node agent learns its subnet, whichever backend runs; both write it
+ * through this module. See node-subnets.ts for where the subnet comes from.
+ *
+ * Where a backend's pods use their node's subnet (netvirt: a vpn-interface's adjacency names
+ * its gateway), the node's pods are enqueued when the subnet they see changes (allocated, or
+ * set by an ODL user), and under the `odl` source the entry is polled until an ODL user has set
+ * it. The coe-northbound backend's pod entries do not carry the subnet, so it does neither.
  */
 import type { V1Node } from '@kubernetes/client-node';
-import { errorMessage } from '../common/log.js';
-import { translateNode } from '../netvirt/index.js';
-import type { ReconcileOutcome, WriteGuard } from './backend.js';
-import { reportCollision, type NetvirtContext } from './netvirt-context.js';
-import { nodeKey, podKey } from './netvirt-keys.js';
+import { translateNode, type K8sNode, type TranslateSettings } from '../netvirt/index.js';
+import type { BackendContext, ReconcileOutcome, WriteGuard } from './backend.js';
+import type { NodeSubnets } from './node-subnets.js';
+import { nodeKey, podKey } from './object-keys.js';
+import type { ConvergeOptions, ObjectResult } from './object-writer.js';
+import { reportCollision, reportUntranslatable } from './reports.js';
 
-function enqueuePodsOn(c: NetvirtContext, node: V1Node): void {
+/** A backend's writer, as far as k8s-node entries go. */
+export interface K8sNodeWriter {
+  converge(
+    kind: 'k8sNode',
+    uid: string,
+    desired: K8sNode | undefined,
+    guard: WriteGuard,
+    options?: ConvergeOptions,
+  ): Promise<ObjectResult>;
+}
+
+export interface NodeEntryContext extends BackendContext {
+  writer: K8sNodeWriter;
+  translate: TranslateSettings;
+  subnets: NodeSubnets;
+}
+
+export interface NodeEntryOptions {
+  /** The backend's pods use their node's subnet (see above). */
+  podsUseSubnet: boolean;
+}
+
+function enqueuePodsOn(c: NodeEntryContext, node: V1Node): void {
   const name = node.metadata?.name;
   if (!name) return;
   for (const pod of c.view.podsOnNode(name)) {
@@ -20,47 +47,54 @@ function enqueuePodsOn(c: NetvirtContext, node: V1Node): void {
   }
 }
 
+/** The node and its entry are gone: its subnet is free again, and nodes that found the pool used up may fit now. */
+function releaseSubnet(c: NodeEntryContext, uid: string): void {
+  if (c.subnets.release(uid)) {
+    c.logger.info('node gone; its subnet is free again', { node: uid });
+    for (const other of c.view.nodes.list()) {
+      const otherUid = other.metadata?.uid;
+      if (otherUid && c.subnets.subnetFor(other) === undefined) c.enqueue(nodeKey(otherUid));
+    }
+  }
+}
+
+function reportExhausted(c: NodeEntryContext, node: V1Node, uid: string): void {
+  const name = node.metadata?.name ?? uid;
+  c.metrics.subnetExhausted.inc();
+  c.metrics.nodeSubnet(uid, false);
+  const cidr = c.settings.clusterCidr ?? '?';
+  c.logger.error('no free pod subnet left for node: the cluster CIDR is used up', {
+    node: name,
+    clusterCidr: cidr,
+    nodePrefixLength: c.settings.nodePrefixLength,
+  });
+  c.events.warning(
+    { kind: 'Node', name, uid },
+    'PodSubnetExhausted',
+    `no free /${c.settings.nodePrefixLength ?? '?'} pod subnet left in cluster CIDR ${cidr}; pods on this node get no network until a node is removed or the CIDR is widened`,
+  );
+}
+
 export async function reconcileNode(
-  c: NetvirtContext,
+  c: NodeEntryContext,
   uid: string,
   guard: WriteGuard,
+  options: NodeEntryOptions,
 ): Promise<ReconcileOutcome> {
   const node = c.view.nodeByUid(uid);
   if (!node) {
     const result = await c.writer.converge('k8sNode', uid, undefined, guard, { deleteAllowed: true });
-    if (result.state !== 'foreign' && c.subnets.release(uid)) {
-      c.logger.info('node gone; its subnet is free again', { node: uid });
-      // Nodes that found the pool used up may fit now.
-      for (const other of c.view.nodes.list()) {
-        const otherUid = other.metadata?.uid;
-        if (otherUid && c.subnets.subnetFor(other) === undefined) c.enqueue(nodeKey(otherUid));
-      }
-    }
+    if (result.state !== 'foreign') releaseSubnet(c, uid);
     c.metrics.nodeSubnet(uid, true);
     return { result: 'synced' };
   }
   const name = node.metadata?.name ?? uid;
   const before = c.subnets.subnetFor(node);
-  if (c.subnets.source === 'odl' && before === undefined && c.state.get('k8sNode', uid)) {
-    // An ODL user may have set the pod-cidr since it was read.
-    await c.state.refresh('k8sNode', uid);
-  }
+  if (options.podsUseSubnet && before === undefined) await c.subnets.refreshEntry(uid);
 
   const entry = c.subnets.entrySubnet(node);
   if (entry.kind === 'exhausted') {
-    c.metrics.subnetExhausted.inc();
-    c.metrics.nodeSubnet(uid, false);
-    const cidr = c.settings.clusterCidr ?? '?';
-    c.logger.error('no free pod subnet left for node: the cluster CIDR is used up', {
-      node: name,
-      clusterCidr: cidr,
-      nodePrefixLength: c.settings.nodePrefixLength,
-    });
-    c.events.warning(
-      { kind: 'Node', name, uid },
-      'PodSubnetExhausted',
-      `no free /${c.settings.nodePrefixLength ?? '?'} pod subnet left in cluster CIDR ${cidr}; pods on this node get no network until a node is removed or the CIDR is widened`,
-    );
+    reportExhausted(c, node, uid);
   } else {
     c.metrics.nodeSubnet(uid, true);
     if (entry.kind === 'none' && entry.problem)
@@ -71,23 +105,21 @@ export async function reconcileNode(
   try {
     desired = translateNode(node, entry.kind === 'subnet' ? entry.cidr : undefined, c.translate);
   } catch (err) {
-    // A node object odlcoe cannot describe (no uid): nothing to write, nothing to retry.
-    c.logger.warn('cannot translate node', { node: name, error: errorMessage(err) });
-    return { result: 'deferred' };
+    return reportUntranslatable(c, err, { kind: 'Node', name, uid });
   }
   const result = await c.writer.converge('k8sNode', uid, desired, guard);
-  if (result.state === 'foreign') {
-    reportCollision(c, 'k8sNode', uid, result.reason, { kind: 'Node', name, uid });
-    return { result: 'foreign', retryAfterMs: c.settings.slowRetryMs };
-  }
-  const after = c.subnets.subnetFor(node);
-  // A written entry may carry a new pod-cidr (the allocation of an earlier, failed attempt).
-  if (after !== before || (result.state === 'written' && after !== undefined)) {
-    if (after !== before) c.logger.info('node pod subnet known', { node: name, subnet: after });
-    enqueuePodsOn(c, node);
+  if (result.state === 'foreign')
+    return reportCollision(c, 'k8sNode', uid, result.reason, { kind: 'Node', name, uid });
+  if (options.podsUseSubnet) {
+    const after = c.subnets.subnetFor(node);
+    // A written entry may carry a new pod-cidr (the allocation of an earlier, failed attempt).
+    if (after !== before || (result.state === 'written' && after !== undefined)) {
+      if (after !== before) c.logger.info('node pod subnet known', { node: name, subnet: after });
+      enqueuePodsOn(c, node);
+    }
+    if (entry.kind !== 'exhausted' && c.subnets.source === 'odl' && after === undefined)
+      return { result: 'polling', retryAfterMs: c.settings.subnetPollMs };
   }
   if (entry.kind === 'exhausted') return { result: 'exhausted', retryAfterMs: c.settings.slowRetryMs };
-  if (c.subnets.source === 'odl' && after === undefined)
-    return { result: 'polling', retryAfterMs: c.settings.subnetPollMs };
   return { result: 'synced' };
 }

@@ -9,36 +9,16 @@
  * - delete: vpn-interface, elan-interface, then ietf-interface (its ownership lasts to the end).
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import {
-  interfaceName,
-  ModelValidationError,
-  translatePod,
-  type PodContext,
-  type PodTranslation,
-} from '../netvirt/index.js';
+import { interfaceName, ModelValidationError, translatePod, type PodTranslation } from '../netvirt/index.js';
 import type { ReconcileOutcome, WriteGuard } from './backend.js';
 import type { InvolvedObject } from './events.js';
-import {
-  elanInstanceReady,
-  reportCollision,
-  vpnInstanceReady,
-  type NetvirtContext,
-} from './netvirt-context.js';
+import { elanInstanceReady, podContext, vpnInstanceReady, type NetvirtContext } from './netvirt-context.js';
 import { elanKey, vpnKey } from './netvirt-keys.js';
+import { reportCollision } from './reports.js';
 
 function translate(c: NetvirtContext, pod: V1Pod): PodTranslation {
-  const ctx: PodContext = {};
-  const nodeName = pod.spec?.nodeName;
-  const node = nodeName ? c.view.node(nodeName) : undefined;
-  const namespace = pod.metadata?.namespace ? c.view.namespace(pod.metadata.namespace) : undefined;
-  if (node) {
-    ctx.node = node;
-    const subnet = c.subnets.subnetFor(node);
-    if (subnet !== undefined) ctx.nodeSubnet = subnet;
-  }
-  if (namespace) ctx.namespace = namespace;
   try {
-    return translatePod(pod, ctx, c.translate);
+    return translatePod(pod, podContext(c, pod), c.translate);
   } catch (err) {
     if (!(err instanceof ModelValidationError)) throw err;
     return { state: 'deferred', deferral: { code: 'invalid-object', message: err.message } };
@@ -72,13 +52,8 @@ export async function reconcilePod(
 
   const n = t.network;
   const involved: InvolvedObject = { kind: 'Pod', name, namespace, uid: n.podUid };
-  const collision = (
-    kind: 'interface' | 'elanInterface' | 'vpnInterface',
-    reason: string,
-  ): ReconcileOutcome => {
+  const collision = (kind: 'interface' | 'elanInterface' | 'vpnInterface', reason: string) =>
     reportCollision(c, kind, ifName, reason, involved);
-    return { result: 'foreign', retryAfterMs: c.settings.slowRetryMs };
-  };
 
   const iface = await c.writer.converge('interface', ifName, n.interface, guard);
   if (iface.state === 'foreign') return collision('interface', iface.reason);

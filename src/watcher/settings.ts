@@ -2,6 +2,7 @@
  * The watcher's resolved settings (after file, environment and flags were merged and
  * validated by config.ts). Durations are milliseconds.
  */
+import { checkTranslateSettings, type OwnerContext, type TranslateSettings } from '../netvirt/index.js';
 import type { Profile } from '../netvirt/profile.js';
 import type { Dialect } from '../restconf/path.js';
 
@@ -9,9 +10,17 @@ import type { Dialect } from '../restconf/path.js';
 export type SubnetSource = 'odl' | 'podCIDR' | 'allocate';
 export const SUBNET_SOURCES: readonly SubnetSource[] = ['odl', 'podCIDR', 'allocate'];
 
+/**
+ * What the watcher writes into ODL: `netvirt` (NetVirt/Genius objects directly) or
+ * `coe-northbound` (ODL's own COE models, for releases whose NetVirt translates them).
+ */
+export type BackendName = 'netvirt' | 'coe-northbound';
+export const BACKEND_NAMES: readonly BackendName[] = ['netvirt', 'coe-northbound'];
+
 export interface WatcherSettings {
   /** DNS-1123 label; goes into every ownership marker. */
   clusterName: string;
+  backend: BackendName;
   profile: Profile;
   dialect: Dialect;
   /** Route target every namespace VPN imports and exports. */
@@ -23,7 +32,10 @@ export interface WatcherSettings {
   clusterCidr?: string;
   /** `allocate` only: the prefix length of each node subnet. */
   nodePrefixLength?: number;
-  /** An unneeded VPN/ELAN instance is deleted after this long. Restarts with the process. */
+  /**
+   * An unneeded VPN/ELAN instance is deleted after this long. The clock is in memory: it
+   * starts over after a restart or a leader change (a deletion only ever comes later).
+   */
   gracePeriodMs: number;
   /** Full resync (re-read ODL, reconcile every key) interval; 0 disables it. */
   resyncPeriodMs: number;
@@ -35,12 +47,21 @@ export interface WatcherSettings {
   waitRetryMs: number;
   /** Concurrent reconciles. */
   workers: number;
+  /**
+   * The work queue's overall bound on retries (per-key backoff comes on top): tokens per
+   * second and bucket size. client-go's 10/s with bursts of 100 would take minutes to retry
+   * the thousands of keys that fail together during an ODL outage, and nothing converges
+   * meanwhile; the defaults (50/s, bursts of 500) still keep a failing ODL from being hammered.
+   */
+  retryRatePerSecond: number;
+  retryBurst: number;
   /** Drain bound on SIGTERM. */
   shutdownTimeoutMs: number;
 }
 
 /** Defaults for everything a deployment rarely changes. */
 export const DEFAULT_SETTINGS = {
+  backend: 'netvirt',
   routeTarget: '64512:1',
   rdAdministrator: '64512',
   subnetSource: 'odl',
@@ -50,5 +71,42 @@ export const DEFAULT_SETTINGS = {
   slowRetryMs: 60_000,
   waitRetryMs: 2_000,
   workers: 8,
+  retryRatePerSecond: 50,
+  retryBurst: 500,
   shutdownTimeoutMs: 20_000,
 } as const satisfies Partial<WatcherSettings>;
+
+/**
+ * The settings in the shape src/netvirt's translation wants (validated: a bad cluster name or
+ * route target is refused before a backend starts). ELANs are per node, so VXLAN is the only
+ * segment type that needs no provider network.
+ */
+export function translateSettings(settings: WatcherSettings): TranslateSettings {
+  const translate: TranslateSettings = {
+    clusterName: settings.clusterName,
+    profile: settings.profile,
+    routeTarget: settings.routeTarget,
+    segmentType: 'vxlan',
+  };
+  checkTranslateSettings(translate);
+  return translate;
+}
+
+/** The settings in the shape src/netvirt's ownership rules (and so the diffs) want. */
+export function ownerContext(settings: WatcherSettings): OwnerContext {
+  return {
+    clusterName: settings.clusterName,
+    profile: settings.profile,
+    routeTarget: settings.routeTarget,
+    rdAdministrator: settings.rdAdministrator,
+  };
+}
+
+/** `allocate` only: the range node subnets are carved from and their prefix length. */
+export function subnetAllocation(
+  settings: WatcherSettings,
+): { clusterCidr: string; nodePrefixLength: number } | undefined {
+  return settings.clusterCidr !== undefined && settings.nodePrefixLength !== undefined
+    ? { clusterCidr: settings.clusterCidr, nodePrefixLength: settings.nodePrefixLength }
+    : undefined;
+}

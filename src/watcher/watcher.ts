@@ -36,7 +36,7 @@ import { CoeNorthboundBackend } from './coe-northbound/backend.js';
 import { KubeEventRecorder, type EventRecorder } from './events.js';
 import { WatcherMetrics } from './metrics.js';
 import { NetvirtBackend } from './netvirt-backend.js';
-import type { WatcherSettings } from './settings.js';
+import type { BackendName, WatcherSettings } from './settings.js';
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -47,9 +47,6 @@ export interface LeaderElectionOptions {
   retryPeriodMs?: number;
 }
 
-/** A backend by name, or a factory for one (a second backend plugs in here). */
-export type BackendChoice = 'netvirt' | ((ctx: BackendContext) => Backend);
-
 export interface WatcherOptions {
   settings: WatcherSettings;
   kubeConfig: KubeConfig;
@@ -59,7 +56,6 @@ export interface WatcherOptions {
   leaderElection?: LeaderElectionOptions | false;
   /** `/metrics`, `/healthz`, `/readyz`; absent: not served. Port 0 picks a free port. */
   ops?: { host?: string; port: number };
-  backend?: BackendChoice;
   registry?: Registry;
   logger?: Logger;
   /** Replaces the Kubernetes Event recorder (tests). */
@@ -96,13 +92,6 @@ export interface Watcher {
 export function defaultIdentity(): string {
   return `${hostname()}_${process.pid}`;
 }
-
-/**
- * The overall bound on retries (per-key backoff comes on top). client-go's 10/s would take
- * minutes to retry a few thousand keys after an ODL outage, during which nothing converges;
- * 50/s with bursts of 500 still keeps a failing ODL from being hammered.
- */
-const RETRY_RATE_LIMIT = { perSecond: 50, burst: 500 };
 
 /** How long the informers may fail before `/readyz` says Kubernetes is unreachable, and `/healthz` gives up. */
 const KUBE_UNREADY_MS = 30_000;
@@ -198,9 +187,9 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     enqueue: (key) => term?.add(key),
     logger,
   };
-  const choice = options.backend ?? 'netvirt';
-  const backend: Backend =
-    typeof choice === 'function' ? choice(backendContext) : createBackend(choice, backendContext);
+  const backend = createBackend(settings.backend, backendContext);
+  // Before the view starts: what it watches is fixed, and part of every term's sync gate.
+  view.include(backend.resources ?? []);
 
   view.onChange((change) => {
     const t = term;
@@ -302,7 +291,8 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
       name: `watcher-${backend.name}`,
       workers: settings.workers,
       reconcile: (key, signal) => reconcileKey(t, key, signal),
-      rateLimit: RETRY_RATE_LIMIT,
+      // The overall bound on retries (settings.ts says why these defaults).
+      rateLimit: { perSecond: settings.retryRatePerSecond, burst: settings.retryBurst },
       registry,
       logger,
     });
@@ -449,14 +439,17 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
   };
 }
 
-/** The backends this build knows by name. */
-export function createBackend(name: string, ctx: BackendContext): Backend {
+/** The backends this build knows, by the name the `backend` setting gives. */
+export function createBackend(name: BackendName, ctx: BackendContext): Backend {
   switch (name) {
     case 'netvirt':
       return new NetvirtBackend(ctx);
     case 'coe-northbound':
       return new CoeNorthboundBackend(ctx);
     default:
-      throw new Error(`unknown backend ${JSON.stringify(name)} (known: netvirt, coe-northbound)`);
+      // Settings from a caller that bypassed config.ts's validation.
+      throw new Error(
+        `unknown backend ${JSON.stringify(name satisfies never)} (known: netvirt, coe-northbound)`,
+      );
   }
 }

@@ -21,7 +21,7 @@ import { startKubeSim, type KubeSim } from '../../src/kubesim/server.js';
 import { netvirtPaths, type Profile } from '../../src/netvirt/index.js';
 import { RestconfClient } from '../../src/restconf/client.js';
 import type { DataPath, Dialect } from '../../src/restconf/path.js';
-import { CoeNorthboundBackend, coeNorthboundBackend } from '../../src/watcher/coe-northbound/backend.js';
+import { CoeNorthboundBackend } from '../../src/watcher/coe-northbound/backend.js';
 import type { EventRecorder, InvolvedObject } from '../../src/watcher/events.js';
 import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/watcher/settings.js';
 import { startWatcher, type Watcher } from '../../src/watcher/watcher.js';
@@ -83,6 +83,7 @@ export const CLUSTER = 'test';
 export function testSettings(env: Env, overrides: Partial<WatcherSettings> = {}): WatcherSettings {
   return {
     ...DEFAULT_SETTINGS,
+    backend: 'coe-northbound',
     clusterName: CLUSTER,
     profile: env.profile,
     dialect: env.dialect,
@@ -110,7 +111,6 @@ export interface CoeWatcher {
   watcher: Watcher;
   backend: CoeNorthboundBackend;
   events: RecordedEvents;
-  /** Closes the watcher, then the backend's own informers. */
   close(): Promise<void>;
 }
 
@@ -119,7 +119,6 @@ export async function startCoeWatcher(
   overrides: Partial<WatcherSettings> = {},
 ): Promise<CoeWatcher> {
   const events = new RecordedEvents();
-  const registry = createRegistry();
   const watcher = await startWatcher({
     settings: testSettings(env, overrides),
     kubeConfig: env.kc,
@@ -129,26 +128,21 @@ export async function startCoeWatcher(
       retry: { maxAttempts: 3, initialMs: 50, maxMs: 200 },
       timeoutMs: 10_000,
     },
-    backend: coeNorthboundBackend({ kubeConfig: env.kc, registry, watchTimeoutSeconds: [30, 60] }),
-    registry,
+    registry: createRegistry(),
     logger: logger('watcher'),
     events,
     informerWatchTimeoutSeconds: [30, 60],
   });
   const backend = watcher.backend;
-  if (!(backend instanceof CoeNorthboundBackend))
-    throw new Error('the watcher did not take the coe-northbound backend');
+  if (!(backend instanceof CoeNorthboundBackend)) {
+    await watcher.close({ abrupt: true });
+    throw new Error(`the watcher runs the ${backend.name} backend, not coe-northbound`);
+  }
   return {
     watcher,
     backend,
     events,
-    async close() {
-      try {
-        await watcher.close();
-      } finally {
-        await backend.close();
-      }
-    },
+    close: () => watcher.close(),
   };
 }
 

@@ -225,8 +225,8 @@ for (const target of TARGETS) {
         () =>
           w.watcher.view.pod('alpha', 'a1')?.status?.podIP === '10.244.2.10' &&
           w.watcher.view.node('node-a')?.status?.addresses?.[0]?.address === '192.168.10.21' &&
-          w.backend.services.service('alpha', 'web')?.spec?.ports?.length === 1 &&
-          w.backend.services
+          w.watcher.view.service('alpha', 'web')?.spec?.ports?.length === 1 &&
+          w.backend.slices
             .slicesOf('alpha', 'web')
             .some((s) => s.endpoints.some((e) => e.addresses[0] === '10.244.2.11' && e.conditions?.ready)),
       );
@@ -271,8 +271,8 @@ for (const target of TARGETS) {
         w,
         () =>
           !w.watcher.view.pod('alpha', 'a0') &&
-          !w.backend.services.service('alpha', 'db') &&
-          w.backend.services.slicesOf('alpha', 'web').length === 1 &&
+          !w.watcher.view.service('alpha', 'db') &&
+          w.backend.slices.slicesOf('alpha', 'web').length === 1 &&
           !w.watcher.view.node('node-b'),
       );
       const expected: CoeLists = {

@@ -5,7 +5,8 @@
  *   removed at start-up, and a pod re-created under the same name loses its old entry;
  * - entries that are not this cluster's (another cluster's, ODL's own COE watcher's without a
  *   cluster-id, an endpoints entry without a services entry of ours) are never written or
- *   deleted, not even when they share a name with, or hold the uid of, one of our objects.
+ *   deleted, not even when they share a name with, or hold the uid of, one of our objects; one
+ *   holding the uid of a pod or Service is a Warning Event on that pod or Service.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -61,7 +62,7 @@ for (const target of TARGETS) {
 
     const foreignOnly = (lists: CoeLists): CoeLists => {
       const isForeign = (e: Record<string, unknown>) =>
-        [F_POD_OTHER, F_POD_NO_CLUSTER, F_SERVICE, F_ENDPOINTS_ALONE, F_NODE, uid.taken].includes(
+        [F_POD_OTHER, F_POD_NO_CLUSTER, F_SERVICE, F_ENDPOINTS_ALONE, F_NODE, uid.taken, uid.held].includes(
           String(e.uid),
         );
       return {
@@ -105,6 +106,10 @@ for (const target of TARGETS) {
       uid.db = await createService(env, 'alpha', {
         metadata: { name: 'db' },
         spec: { clusterIP: '10.96.0.11', ports: [{ port: 5432 }] },
+      });
+      uid.held = await createService(env, 'alpha', {
+        metadata: { name: 'held' },
+        spec: { clusterIP: '10.96.0.12', ports: [{ port: 8080 }] },
       });
       await createSlice(env, slice('alpha', 'web-1', 'web', [{ ip: '10.244.1.10' }], [{ port: 80 }]));
       await createSlice(env, slice('alpha', 'db-1', 'db', [{ ip: '10.244.2.10' }], [{ port: 5432 }]));
@@ -153,6 +158,10 @@ for (const target of TARGETS) {
       await seed(
         putCoeService(p, { uid: F_SERVICE, name: 'web', networkNs: 'alpha', clusterIpAddress: '10.96.0.99' }),
       );
+      // Holds the uid of our Service "held" (ODL's own COE watcher's: no cluster-id): a collision.
+      await seed(
+        putCoeService(p, { uid: uid.held, name: 'held', networkNs: 'alpha', clusterIpAddress: '10.96.0.12' }),
+      );
       await seed(
         putCoeEndpoints(p, {
           uid: F_SERVICE,
@@ -189,6 +198,9 @@ for (const target of TARGETS) {
           what: 'a ForeignOdlObject event on pod taken',
         },
       );
+      const held = w.events.events.find((e) => e.reason === 'ForeignOdlObject' && e.object.name === 'held');
+      assert.deepEqual(held?.object, { kind: 'Service', namespace: 'alpha', name: 'held', uid: uid.held });
+      assert.match(held?.message ?? '', new RegExp(`coeService ${uid.held}`));
     });
 
     it('writes nothing when restarted against an ODL that is right', async () => {

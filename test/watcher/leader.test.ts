@@ -5,51 +5,22 @@
  * converges. SIGTERM drains and releases the Lease.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { stopPid } from '../helpers/processes.js';
 import { createNamespace, createNode, createPod, readOdl, startEnv, waitFor, type Env } from './harness.js';
+import { baseArgs, startWatcherProcess, type WatcherProcess } from './watcher-process.js';
 
-const MAIN = fileURLToPath(new URL('../../src/watcher/main.ts', import.meta.url));
-
-interface Replica {
-  child: ChildProcess;
+interface Replica extends WatcherProcess {
   identity: string;
-  port: () => number | undefined;
-  log: string[];
 }
 
 function startReplica(env: Env, dir: string, identity: string): Replica {
-  const log: string[] = [];
-  let port: number | undefined;
-  const child = spawn(
-    process.execPath,
+  const replica = startWatcherProcess(
     [
-      '--import',
-      'tsx',
-      MAIN,
-      '--kubeconfig',
-      join(dir, 'kubeconfig'),
-      '--odl-url',
-      env.emu.url,
-      '--odl-user',
-      'admin',
-      '--odl-password-file',
-      join(dir, 'odl-password'),
-      '--profile',
-      env.profile,
-      '--dialect',
-      env.dialect,
-      '--subnet-source',
-      'podCIDR',
-      '--metrics-host',
-      '127.0.0.1',
-      '--metrics-port',
-      '0',
+      ...baseArgs(env, dir),
       '--lease-namespace',
       'default',
       '--lease-name',
@@ -60,43 +31,18 @@ function startReplica(env: Env, dir: string, identity: string): Replica {
       '300ms',
     ],
     {
-      env: {
-        ...process.env,
-        ODLCOE_LOG_LEVEL: 'info',
-        ODLCOE_CLUSTER_NAME: 'test',
-        ODLCOE_LEASE_DURATION: '3s',
-        ODLCOE_RENEW_DEADLINE: '2s',
-        ODLCOE_RETRY_PERIOD: '500ms',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      ODLCOE_CLUSTER_NAME: 'test',
+      ODLCOE_LEASE_DURATION: '3s',
+      ODLCOE_RENEW_DEADLINE: '2s',
+      ODLCOE_RETRY_PERIOD: '500ms',
     },
   );
-  let buffered = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    buffered += chunk;
-    const lines = buffered.split('\n');
-    buffered = lines.pop() ?? '';
-    for (const line of lines) {
-      log.push(line);
-      try {
-        const entry = JSON.parse(line) as { message?: string; port?: number };
-        if (entry.message === 'ops server listening') port = entry.port;
-      } catch {
-        // not JSON: keep it in the log only
-      }
-    }
-  });
-  return { child, identity, port: () => port, log };
-}
-
-async function scrape(replica: Replica, path: string): Promise<{ status: number; text: string }> {
-  const res = await fetch(`http://127.0.0.1:${replica.port()}${path}`);
-  return { status: res.status, text: await res.text() };
+  return { ...replica, identity };
 }
 
 /** Sum of `odlcoe_watcher_odl_writes_total` samples on the replica's /metrics. */
 async function writesOf(replica: Replica): Promise<number> {
-  const { text } = await scrape(replica, '/metrics');
+  const { text } = await replica.scrape('/metrics');
   return text
     .split('\n')
     .filter((l) => l.startsWith('odlcoe_watcher_odl_writes_total{'))
@@ -146,7 +92,7 @@ describe('two watcher replicas on one Lease', () => {
     await waitFor(async () => (await vpnInterfaces()).length === 1, { what: 'p0 in ODL', timeoutMs: 30_000 });
     // The standby is ready (warm caches), and writes nothing.
     await waitFor(() => r2.port() !== undefined, { what: 'replica-2 ops server', timeoutMs: 30_000 });
-    await waitFor(async () => (await scrape(r2, '/readyz')).status === 200, {
+    await waitFor(async () => (await r2.scrape('/readyz')).status === 200, {
       what: 'replica-2 ready',
       timeoutMs: 30_000,
     });
@@ -157,9 +103,8 @@ describe('two watcher replicas on one Lease', () => {
     assert.equal(await holder(env), 'replica-1');
 
     // The leader dies without releasing the Lease; the standby waits it out and takes over.
-    const killed = new Promise((resolve) => r1.child.once('exit', resolve));
     r1.child.kill('SIGKILL');
-    await killed; // from here on, whatever changes in ODL is the standby's doing
+    await r1.exited; // from here on, whatever changes in ODL is the standby's doing
     await createPod(env, 'apps', 'p2', 'node-a', { ip: '10.252.1.12' });
     await env.core.deleteNamespacedPod({ name: 'p0', namespace: 'apps' });
     await waitFor(async () => (await holder(env)) === 'replica-2', {
@@ -176,9 +121,8 @@ describe('two watcher replicas on one Lease', () => {
     assert.ok((await writesOf(r2)) > 0, 'the new leader wrote');
 
     // SIGTERM: drains, releases the Lease, exits 0.
-    const exited = new Promise<number | null>((resolve) => r2.child.once('exit', (code) => resolve(code)));
     r2.child.kill('SIGTERM');
-    assert.equal(await exited, 0, r2.log.slice(-5).join('\n'));
+    assert.equal(await r2.exited, 0, r2.log.slice(-5).join('\n'));
     assert.equal(await holder(env), '');
   });
 });

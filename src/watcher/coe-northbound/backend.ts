@@ -5,90 +5,50 @@
  * `service-information/services` and `endpoints-info/endpoints` per Service. NetVirt then
  * creates the interfaces, ELANs and VPNs itself.
  *
- * Beyond the core's pods, namespaces and nodes it watches Services and EndpointSlices with two
- * informers of its own (service-view.ts). The core's `BackendContext` carries no kubeconfig,
- * so the backend is given one (`CoeClusterAccess`), and it owns those informers' lifecycle:
- * they start with the backend (leader and standby alike, as the core's do) and stop with
- * `close()`. Nothing is deleted before they have synced: `load` waits for them.
+ * Beyond pods, namespaces and nodes it reads Services and EndpointSlices, which it declares in
+ * `resources`: the core's cluster view watches them (leader and standby alike, in the sync
+ * gate and the health checks) and hands their changes to `keysFor`. The backend keeps only an
+ * index of each Service's slices (service-slices.ts), fed from the view.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
 import { errorMessage } from '../../common/log.js';
-import type { Registry } from '../../common/metrics.js';
-import {
-  checkClusterName,
-  checkTranslateSettings,
-  type OwnerContext,
-  type TranslateSettings,
-} from '../../netvirt/index.js';
 import type { Backend, BackendContext, ClusterChange, ReconcileOutcome, WriteGuard } from '../backend.js';
+import type { OptionalResource } from '../cluster-view.js';
+import { k8sNodeEntries, NodeSubnets } from '../node-subnets.js';
+import { ObjectWriter } from '../object-writer.js';
+import { reconcileNode } from '../reconcile-node.js';
+import { ownerContext, subnetAllocation, translateSettings } from '../settings.js';
+import { coeEntryDiff } from './diff.js';
 import { coeKeysFor, nodeKey, parseCoeKey, podKey, podUidKey, serviceKey, serviceUidKey } from './keys.js';
-import { CoeNodeSubnets } from './node-subnets.js';
 import { COE_KINDS, CoeOdlCache, namedKey } from './odl-cache.js';
 import {
-  reconcileNode,
   reconcilePod,
   reconcilePodUid,
   reconcileService,
   reconcileServiceUid,
   type CoeContext,
 } from './reconcile.js';
-import { ServiceView } from './service-view.js';
-import { CoeWriter } from './writer.js';
-
-/** What the backend needs to watch Services and EndpointSlices itself. */
-export interface CoeClusterAccess {
-  kubeConfig: KubeConfig;
-  /** Informer metrics go here (the watcher's registry, so they are scraped with the rest). */
-  registry?: Registry;
-  /** Informer watch timeouts in seconds (tests shorten them). */
-  watchTimeoutSeconds?: [number, number];
-}
-
-/**
- * How long `load` waits for the Service/EndpointSlice informers' first sync before failing
- * (the core then retries `load` with backoff, checking its leader term in between).
- */
-export const INFORMER_SYNC_WAIT_MS = 10_000;
+import { ServiceSlices } from './service-slices.js';
 
 export class CoeNorthboundBackend implements Backend {
   readonly name = 'coe-northbound';
+  readonly resources: readonly OptionalResource[] = ['services', 'endpointslices'];
   private readonly c: CoeContext;
 
-  constructor(ctx: BackendContext, access?: CoeClusterAccess) {
+  constructor(ctx: BackendContext) {
     const { settings } = ctx;
-    const kube = access ?? accessFromContext(ctx);
-    checkClusterName(settings.clusterName);
-    const translate: TranslateSettings = {
-      clusterName: settings.clusterName,
-      profile: settings.profile,
-      routeTarget: settings.routeTarget,
-      segmentType: 'vxlan',
-    };
-    checkTranslateSettings(translate);
-    const owner: OwnerContext = {
-      clusterName: settings.clusterName,
-      profile: settings.profile,
-      routeTarget: settings.routeTarget,
-      rdAdministrator: settings.rdAdministrator,
-    };
+    const translate = translateSettings(settings);
+    const owner = ownerContext(settings);
     const cache = new CoeOdlCache(ctx.client, settings.profile, ctx.logger);
-    const services = new ServiceView({
-      kubeConfig: kube.kubeConfig,
-      logger: ctx.logger,
-      ...(kube.registry ? { registry: kube.registry } : {}),
-      ...(kube.watchTimeoutSeconds ? { watchTimeoutSeconds: kube.watchTimeoutSeconds } : {}),
-    });
     this.c = {
       ...ctx,
       cache,
-      writer: new CoeWriter(cache, ctx.client, owner, ctx.metrics, ctx.logger),
+      writer: new ObjectWriter(cache, coeEntryDiff(cache, owner), ctx.client, ctx.metrics, ctx.logger),
       owner,
       translate,
-      subnets: newSubnets(ctx),
-      services,
+      subnets: newSubnets(ctx, cache),
+      // Subscribed now, before the core maps changes to keys (see BackendContext.view).
+      slices: new ServiceSlices(ctx.view),
     };
-    services.onChange(({ namespace, name }) => ctx.enqueue(serviceKey(namespace, name)));
-    services.start();
   }
 
   /** The ODL cache (tests and the benchmark look at it). */
@@ -96,9 +56,9 @@ export class CoeNorthboundBackend implements Backend {
     return this.c.cache;
   }
 
-  /** The Service/EndpointSlice informers. */
-  get services(): ServiceView {
-    return this.c.services;
+  /** Which EndpointSlices belong to which Service. */
+  get slices(): ServiceSlices {
+    return this.c.slices;
   }
 
   keysFor(change: ClusterChange): string[] {
@@ -107,10 +67,9 @@ export class CoeNorthboundBackend implements Backend {
 
   async load(fresh: boolean): Promise<void> {
     const c = this.c;
-    await this.waitForServices();
     if (fresh) {
       c.cache.clear();
-      c.subnets = newSubnets(c);
+      c.subnets = newSubnets(c, c.cache);
       c.metrics.reset();
     }
     const problems = await c.cache.load();
@@ -119,8 +78,7 @@ export class CoeNorthboundBackend implements Backend {
     for (const p of problems.slice(0, 20))
       c.logger.warn('ODL COE entry does not parse as its model; it is left alone', { ...p });
     if (fresh) {
-      const ours = [...c.cache.values('k8sNode')].filter((n) => c.writer.owns('k8sNode', n.uid));
-      for (const problem of c.subnets.recover(ours))
+      for (const problem of c.subnets.recover())
         c.logger.error('node subnet allocation in ODL not recovered', { problem });
     }
   }
@@ -139,7 +97,7 @@ export class CoeNorthboundBackend implements Backend {
       const { namespace, name } = pod.metadata ?? {};
       if (namespace && name) yield* emit(podKey(namespace, name));
     }
-    for (const service of c.services.services.list()) {
+    for (const service of c.view.services?.list() ?? []) {
       const { namespace, name } = service.metadata ?? {};
       if (namespace && name) yield* emit(serviceKey(namespace, name));
     }
@@ -173,61 +131,21 @@ export class CoeNorthboundBackend implements Backend {
       case 'service':
         return reconcileService(this.c, parsed.namespace, parsed.name, guard);
       case 'node':
-        return reconcileNode(this.c, parsed.uid, guard);
+        // Pod entries carry no subnet: nothing to enqueue when it changes, nothing to poll.
+        return reconcileNode(this.c, parsed.uid, guard, { podsUseSubnet: false });
       case 'pod-uid':
         return reconcilePodUid(this.c, parsed.uid, guard);
       case 'service-uid':
         return reconcileServiceUid(this.c, parsed.uid, guard);
     }
   }
-
-  /** Stops the Service/EndpointSlice informers. Call after the watcher has closed. */
-  async close(): Promise<void> {
-    await this.c.services.stop();
-  }
-
-  private async waitForServices(): Promise<void> {
-    if (this.c.services.hasSynced()) return;
-    const timeout = AbortSignal.timeout(INFORMER_SYNC_WAIT_MS);
-    try {
-      await this.c.services.waitForSync(timeout);
-    } catch {
-      throw new Error(
-        `the services/endpointslices informers have not synced within ${INFORMER_SYNC_WAIT_MS} ms ` +
-          `(stalled ${Math.round(this.c.services.stalledMs())} ms); nothing is read or deleted before they have`,
-      );
-    }
-  }
 }
 
-/** A factory for `startWatcher({ backend })`. */
-export function coeNorthboundBackend(
-  access: CoeClusterAccess,
-): (ctx: BackendContext) => CoeNorthboundBackend {
-  return (ctx) => new CoeNorthboundBackend(ctx, access);
-}
-
-/**
- * The kubeconfig when the core's context carries one (`createBackend('coe-northbound', ctx)`).
- * The core's BackendContext does not (yet) have these members; until it does, construct the
- * backend with `coeNorthboundBackend({ kubeConfig })`.
- */
-function accessFromContext(ctx: BackendContext): CoeClusterAccess {
-  const extended = ctx as BackendContext & { kubeConfig?: KubeConfig; registry?: Registry };
-  if (!extended.kubeConfig)
-    throw new Error(
-      'the coe-northbound backend watches Services and EndpointSlices and needs a kubeconfig: ' +
-        'the watcher core must pass kubeConfig in the BackendContext, or construct it with coeNorthboundBackend({ kubeConfig })',
-    );
-  return { kubeConfig: extended.kubeConfig, ...(extended.registry ? { registry: extended.registry } : {}) };
-}
-
-function newSubnets(ctx: BackendContext): CoeNodeSubnets {
+function newSubnets(ctx: BackendContext, cache: CoeOdlCache): NodeSubnets {
   const { settings } = ctx;
-  return new CoeNodeSubnets(
+  return new NodeSubnets(
     settings.subnetSource,
-    settings.clusterCidr !== undefined && settings.nodePrefixLength !== undefined
-      ? { clusterCidr: settings.clusterCidr, nodePrefixLength: settings.nodePrefixLength }
-      : undefined,
+    k8sNodeEntries(cache, ownerContext(settings)),
+    subnetAllocation(settings),
   );
 }

@@ -143,3 +143,11 @@ describe('diffCoeEndpoints', () => {
     assert.deepEqual(entry?.['endpoint-addresses'], [{ 'ip-address': '10.0.0.1' }]);
   });
 });
+
+describe('a diff of nothing', () => {
+  it('decides none when neither a desired nor an actual entry is given (an endpoints entry never written)', () => {
+    assert.deepEqual(diffCoePod(undefined, undefined, ctx, { uid: UID }), { action: 'none', name: UID });
+    assert.deepEqual(diffCoeService(undefined, undefined, ctx), { action: 'none', name: '' });
+    assert.equal(diffCoeEndpoints(undefined, undefined, undefined, ctx, { uid: UID }).action, 'none');
+  });
+});

@@ -12,6 +12,7 @@
 import {
   canonicalIp,
   changedLeaves,
+  diffK8sNode,
   coeEndpointsEntry,
   coePodEntry,
   coeServiceEntry,
@@ -23,10 +24,13 @@ import {
   type CoeService,
   type Decision,
   type JsonObject,
+  type OwnerContext,
   type Ownership,
   type Profile,
 } from '../../netvirt/index.js';
 import type { DataPath } from '../../restconf/path.js';
+import type { EntryDiff } from '../object-writer.js';
+import type { CoeEntries } from './odl-cache.js';
 import { coeEndpointsOwnership, coePodOwnership, coeServiceOwnership } from './ownership.js';
 import { compareIp } from './translate.js';
 
@@ -47,11 +51,20 @@ interface Entry {
   preserved?: JsonObject;
 }
 
-function decide<T extends Entry>(spec: Spec<T>, desired: T | undefined, actual: T | undefined): Decision {
-  const name = desired?.uid ?? actual?.uid;
-  if (name === undefined) throw new Error('diff of nothing: pass a desired or an actual entry');
+/** As the netvirt diff's: `uid` names the decision when neither side is given (a diff of nothing is `none`). */
+export interface CoeDiffOptions {
+  uid?: string;
+}
+
+function decide<T extends Entry>(
+  spec: Spec<T>,
+  desired: T | undefined,
+  actual: T | undefined,
+  opts: CoeDiffOptions,
+): Decision {
   if (desired && actual && desired.uid !== actual.uid)
     throw new Error(`diff of different entries ${desired.uid} and ${actual.uid}`);
+  const name = desired?.uid ?? actual?.uid ?? opts.uid ?? '';
   if (actual === undefined)
     return desired === undefined
       ? { action: 'none', name }
@@ -85,6 +98,7 @@ export function diffCoePod(
   desired: CoePod | undefined,
   actual: CoePod | undefined,
   ctx: CoeOwnerContext,
+  opts: CoeDiffOptions = {},
 ): Decision {
   const paths = netvirtPaths(ctx.profile);
   return decide<CoePod>(
@@ -111,6 +125,7 @@ export function diffCoePod(
     },
     desired,
     actual,
+    opts,
   );
 }
 
@@ -118,6 +133,7 @@ export function diffCoeService(
   desired: CoeService | undefined,
   actual: CoeService | undefined,
   ctx: CoeOwnerContext,
+  opts: CoeDiffOptions = {},
 ): Decision {
   const paths = netvirtPaths(ctx.profile);
   return decide<CoeService>(
@@ -146,6 +162,7 @@ export function diffCoeService(
     },
     desired,
     actual,
+    opts,
   );
 }
 
@@ -155,6 +172,7 @@ export function diffCoeEndpoints(
   actual: CoeEndpoints | undefined,
   service: CoeService | undefined,
   ctx: CoeOwnerContext,
+  opts: CoeDiffOptions = {},
 ): Decision {
   const paths = netvirtPaths(ctx.profile);
   return decide<CoeEndpoints>(
@@ -179,5 +197,33 @@ export function diffCoeEndpoints(
     },
     desired,
     actual,
+    opts,
   );
+}
+
+/**
+ * The diff of every COE kind, for the writer. An endpoints entry is owned through the services
+ * entry of the same uid as the cache holds it (re-read before any update or delete); k8s-node
+ * entries are diffed as by the netvirt backend.
+ */
+export function coeEntryDiff(
+  cache: { get(kind: 'coeService', uid: string): CoeService | undefined },
+  owner: OwnerContext,
+): EntryDiff<CoeEntries> {
+  return (kind, uid, desired, actual) => {
+    const d = desired as never;
+    const a = actual as never;
+    switch (kind) {
+      case 'coePod':
+        return diffCoePod(d, a, owner, { uid });
+      case 'coeService':
+        return diffCoeService(d, a, owner, { uid });
+      case 'coeEndpoints':
+        return diffCoeEndpoints(d, a, cache.get('coeService', uid), owner, { uid });
+      case 'k8sNode':
+        return diffK8sNode(d, a, owner, { name: uid });
+      default:
+        throw new Error(`unknown COE kind ${String(kind)}`);
+    }
+  };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1EndpointSlice, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import { coeKeysFor, parseCoeKey } from './keys.js';
 
 const pod = (ip?: string, extra: Partial<V1Pod['metadata']> = {}): V1Pod => ({
@@ -41,6 +41,45 @@ describe('coeKeysFor', () => {
       coeKeysFor({ kind: 'namespace', obj: { metadata: { name: 'ns1', uid: 'x' } } }, onNode),
       [],
     );
+  });
+});
+
+describe('coeKeysFor Services and EndpointSlices', () => {
+  const service = (over: Partial<V1Service> = {}): V1Service => ({
+    metadata: { name: 'web', namespace: 'ns1', uid: 's1' },
+    spec: { clusterIP: '10.96.0.10', ports: [{ port: 80 }] },
+    ...over,
+  });
+  const slice = (serviceName: string, ready = true): V1EndpointSlice => ({
+    metadata: { name: 'web-1', namespace: 'ns1', labels: { 'kubernetes.io/service-name': serviceName } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: ['10.244.1.5'], conditions: { ready } }],
+  });
+
+  it('maps a Service change to its key, and skips label and status heartbeat updates', () => {
+    assert.deepEqual(coeKeysFor({ kind: 'service', obj: service() }, onNode), ['service/ns1/web']);
+    const labelled = service({ metadata: { name: 'web', namespace: 'ns1', uid: 's1', labels: { a: 'b' } } });
+    assert.deepEqual(coeKeysFor({ kind: 'service', obj: labelled, old: service() }, onNode), []);
+    const moved = service({ spec: { clusterIP: '10.96.0.11', ports: [{ port: 80 }] } });
+    assert.deepEqual(coeKeysFor({ kind: 'service', obj: moved, old: service() }, onNode), [
+      'service/ns1/web',
+    ]);
+  });
+
+  it('maps a slice change to the key of its Service (and of the one it left)', () => {
+    assert.deepEqual(coeKeysFor({ kind: 'endpointslice', obj: slice('web') }, onNode), ['service/ns1/web']);
+    assert.deepEqual(coeKeysFor({ kind: 'endpointslice', obj: slice('web'), old: slice('web') }, onNode), []);
+    assert.deepEqual(
+      coeKeysFor({ kind: 'endpointslice', obj: slice('web', false), old: slice('web') }, onNode),
+      ['service/ns1/web'],
+    );
+    assert.deepEqual(
+      coeKeysFor({ kind: 'endpointslice', obj: slice('api'), old: slice('web') }, onNode).sort(),
+      ['service/ns1/api', 'service/ns1/web'],
+    );
+    // A slice without a Service (no label) names nothing.
+    const orphan = { ...slice('web'), metadata: { name: 'x', namespace: 'ns1' } };
+    assert.deepEqual(coeKeysFor({ kind: 'endpointslice', obj: orphan }, onNode), []);
   });
 });
 

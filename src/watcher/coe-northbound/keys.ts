@@ -15,9 +15,12 @@
  * entry before writing the new one; NetVirt names the pod's interface `<ns>:<pod>`, so the two
  * must never overlap.
  */
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
 import { nodeInternalIp } from '../../netvirt/index.js';
 import type { ClusterChange } from '../backend.js';
+import { nodeKey, podKey } from '../object-keys.js';
+import { nodeProjection, podProjection } from '../projections.js';
+import { sliceServiceName } from './translate.js';
 
 export type CoeKey =
   | { kind: 'pod'; namespace: string; name: string }
@@ -26,8 +29,7 @@ export type CoeKey =
   | { kind: 'pod-uid'; uid: string }
   | { kind: 'service-uid'; uid: string };
 
-export const podKey = (namespace: string, name: string): string => `pod/${namespace}/${name}`;
-export const nodeKey = (uid: string): string => `node/${uid}`;
+export { nodeKey, podKey };
 export const serviceKey = (namespace: string, name: string): string => `service/${namespace}/${name}`;
 export const podUidKey = (uid: string): string => `pod-uid/${uid}`;
 export const serviceUidKey = (uid: string): string => `service-uid/${uid}`;
@@ -57,32 +59,41 @@ export function parseCoeKey(key: string): CoeKey {
 /** Pods on a node, from the cluster view's index. */
 export type PodsOnNode = (nodeName: string) => Iterable<V1Pod>;
 
-/** What of a pod its COE entry reads; an update that leaves it equal changes nothing in ODL. */
-export function podProjection(pod: V1Pod): string {
+/** What of a Service its translation reads; status heartbeats and label edits change nothing. */
+export function serviceProjection(s: V1Service): string {
   return JSON.stringify([
-    pod.metadata?.uid,
-    pod.spec?.nodeName,
-    pod.spec?.hostNetwork,
-    pod.status?.phase,
-    pod.status?.podIP,
-    (pod.status?.podIPs ?? []).map((p) => p.ip),
+    s.metadata?.uid,
+    s.spec?.clusterIP,
+    s.spec?.externalIPs,
+    s.spec?.loadBalancerIP,
+    (s.spec?.ports ?? []).map((p) => [p.name, p.port, p.targetPort, p.nodePort]),
+    (s.status?.loadBalancer?.ingress ?? []).map((i) => i.ip),
   ]);
 }
 
-/** What of a node its k8s-node entry and its pods' entries read (not heartbeats or conditions). */
-export function nodeProjection(node: V1Node): string {
+/** What of an EndpointSlice the endpoints translation reads. */
+export function sliceProjection(s: V1EndpointSlice): string {
   return JSON.stringify([
-    node.metadata?.uid,
-    node.metadata?.name,
-    (node.status?.addresses ?? []).map((a) => [a.type, a.address]),
-    node.spec?.podCIDR,
+    sliceServiceName(s),
+    s.addressType,
+    (s.endpoints ?? []).map((e) => [e.addresses, e.conditions?.ready, e.hostname, e.nodeName]),
+    (s.ports ?? []).map((p) => [p.name, p.port]),
   ]);
+}
+
+/** The key of the Service a slice belongs to (by its `kubernetes.io/service-name` label). */
+function sliceServiceKey(slice: V1EndpointSlice | undefined): string | undefined {
+  const namespace = slice?.metadata?.namespace;
+  const service = slice && sliceServiceName(slice);
+  return namespace && service ? serviceKey(namespace, service) : undefined;
 }
 
 /**
- * The keys a change of a pod, node or namespace affects. A node's pods are affected when the
- * node appears, goes, or its InternalIP changes (their `host-ip-address`). Namespaces affect
- * nothing: `network-NS` is the namespace's name, and a namespace's pods go before it does.
+ * The keys a change affects. A node's pods are affected when the node appears, goes, or its
+ * InternalIP changes (their `host-ip-address`). Namespaces affect nothing: `network-NS` is the
+ * namespace's name, and a namespace's pods go before it does. A Service's key covers its
+ * endpoints entry too, so a slice change names the key of the Service it belongs to (and of
+ * the one it belonged to, should its label have changed).
  */
 export function coeKeysFor(change: ClusterChange, podsOnNode: PodsOnNode): string[] {
   switch (change.kind) {
@@ -113,5 +124,18 @@ export function coeKeysFor(change: ClusterChange, podsOnNode: PodsOnNode): strin
     }
     case 'namespace':
       return [];
+    case 'service': {
+      const { obj, old } = change;
+      if (old && serviceProjection(old) === serviceProjection(obj)) return [];
+      const ns = obj.metadata?.namespace;
+      const name = obj.metadata?.name;
+      return ns && name ? [serviceKey(ns, name)] : [];
+    }
+    case 'endpointslice': {
+      const { obj, old } = change;
+      if (old && sliceProjection(old) === sliceProjection(obj)) return [];
+      const keys = new Set([sliceServiceKey(obj), sliceServiceKey(old)]);
+      return [...keys].filter((k): k is string => k !== undefined);
+    }
   }
 }

@@ -13,13 +13,12 @@
  * or "different" leads to a re-read before any update or delete. Only "equal" skips ODL, and
  * the cache never shows an entry equal to the desired state unless ODL held it so.
  */
-import { errorMessage, type Logger } from '../../common/log.js';
+import type { Logger } from '../../common/log.js';
 import {
   netvirtPaths,
   parseCoeEndpoints,
   parseCoePods,
   parseCoeServices,
-  parseK8sNodes,
   type CoeEndpoints,
   type CoePod,
   type CoeService,
@@ -27,7 +26,7 @@ import {
   type Profile,
 } from '../../netvirt/index.js';
 import type { RestconfClient } from '../../restconf/client.js';
-import type { DataPath } from '../../restconf/path.js';
+import { k8sNodesSpec, listOf, one, readEntry, readList, type ListSpec } from '../odl-lists.js';
 
 export interface CoeEntries {
   coePod: CoePod;
@@ -38,44 +37,31 @@ export interface CoeEntries {
 export type CoeKind = keyof CoeEntries;
 export const COE_KINDS: readonly CoeKind[] = ['coePod', 'coeService', 'coeEndpoints', 'k8sNode'];
 
-interface KindSpec<T> {
-  /** The list node, read whole at load. */
-  list: DataPath;
-  entry(uid: string): DataPath;
-  parse(entry: Record<string, unknown>): T;
-}
-
-function one<T>(items: T[], what: string): T {
-  const [first] = items;
-  if (items.length !== 1 || first === undefined)
-    throw new Error(`expected one ${what} entry, got ${items.length}`);
-  return first;
-}
-
-function specs(profile: Profile): { [K in CoeKind]: KindSpec<CoeEntries[K]> } {
+function specs(profile: Profile): { [K in CoeKind]: ListSpec<CoeEntries[K]> } {
   const p = netvirtPaths(profile);
-  const listOf = (container: DataPath, list: string): DataPath => [...container, { name: list }];
   return {
     coePod: {
+      key: 'uid',
       list: listOf(p.coePods(), 'pods'),
       entry: p.coePod,
       parse: (e) => one(parseCoePods({ pods: [e] }), 'pods'),
+      nameOf: (e) => e.uid,
     },
     coeService: {
+      key: 'uid',
       list: listOf(p.coeServices(), 'services'),
       entry: p.coeService,
       parse: (e) => one(parseCoeServices({ services: [e] }), 'services'),
+      nameOf: (e) => e.uid,
     },
     coeEndpoints: {
+      key: 'uid',
       list: listOf(p.coeEndpointsInfo(), 'endpoints'),
       entry: p.coeEndpoints,
       parse: (e) => one(parseCoeEndpoints({ endpoints: [e] }), 'endpoints'),
+      nameOf: (e) => e.uid,
     },
-    k8sNode: {
-      list: listOf(p.k8sNodesInfo(), 'k8s-nodes'),
-      entry: p.k8sNode,
-      parse: (e) => one(parseK8sNodes({ 'k8s-nodes': [e] }), 'k8s-nodes'),
-    },
+    k8sNode: k8sNodesSpec(profile),
   };
 }
 
@@ -114,7 +100,7 @@ class NameIndex {
 }
 
 export class CoeOdlCache {
-  private readonly specs: { [K in CoeKind]: KindSpec<CoeEntries[K]> };
+  private readonly specs: { [K in CoeKind]: ListSpec<CoeEntries[K]> };
   private maps: { [K in CoeKind]: Map<string, CoeEntries[K]> } = emptyMaps();
   private unparsed: { [K in CoeKind]: Set<string> } = emptySets();
   private readonly podsByName = new NameIndex();
@@ -180,17 +166,11 @@ export class CoeOdlCache {
     const unparsed = emptySets();
     const problems: UnparsedEntry[] = [];
     for (const kind of COE_KINDS) {
-      const spec = this.specs[kind] as KindSpec<CoeEntries[CoeKind]>;
-      const map = maps[kind] as Map<string, CoeEntries[CoeKind]>;
-      for (const raw of await this.client.getEntries(spec.list)) {
-        try {
-          const parsed = spec.parse(raw);
-          map.set(parsed.uid, parsed);
-        } catch (err) {
-          const uid = typeof raw.uid === 'string' ? raw.uid : JSON.stringify(raw).slice(0, 80);
-          unparsed[kind].add(uid);
-          problems.push({ kind, uid, error: errorMessage(err) });
-        }
+      const read = await readList<unknown>(this.client, this.specs[kind] as ListSpec<unknown>);
+      maps[kind] = read.entries as never;
+      for (const u of read.unparsed) {
+        unparsed[kind].add(u.name);
+        problems.push({ kind, uid: u.name, error: u.error });
       }
     }
     this.maps = maps;
@@ -208,25 +188,19 @@ export class CoeOdlCache {
 
   /** Re-reads one entry into the cache and returns it (undefined when ODL has none or it does not parse). */
   async refresh<K extends CoeKind>(kind: K, uid: string): Promise<CoeEntries[K] | undefined> {
-    const spec = this.specs[kind];
-    const [first] = await this.client.getEntries(spec.entry(uid));
-    if (first === undefined) {
-      this.remove(kind, uid);
-      return undefined;
-    }
-    try {
-      const parsed = spec.parse(first);
-      this.set(kind, parsed);
-      return parsed;
-    } catch (err) {
-      this.remove(kind, uid);
-      this.unparsed[kind].add(uid);
-      this.logger.warn('ODL COE entry does not parse; it is left alone', {
-        kind,
-        uid,
-        error: errorMessage(err),
-      });
-      return undefined;
+    const read = await readEntry(this.client, this.specs[kind], uid);
+    switch (read.state) {
+      case 'absent':
+        this.remove(kind, uid);
+        return undefined;
+      case 'parsed':
+        this.set(kind, read.entry);
+        return read.entry;
+      case 'unparsed':
+        this.remove(kind, uid);
+        this.unparsed[kind].add(uid);
+        this.logger.warn('ODL COE entry does not parse; it is left alone', { kind, uid, error: read.error });
+        return undefined;
     }
   }
 

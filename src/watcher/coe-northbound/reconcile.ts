@@ -1,85 +1,37 @@
 /**
- * What each coe-northbound key makes right (see keys.ts). Level-triggered: every reconcile
- * reads the cluster view and the ODL cache and converges; running it twice writes nothing the
- * second time.
+ * What each coe-northbound key makes right (see keys.ts); `node/<uid>` is reconcile-node.ts,
+ * shared with the netvirt backend. Level-triggered: every reconcile reads the cluster view and
+ * the ODL cache and converges; running it twice writes nothing the second time.
  */
-import { errorMessage } from '../../common/log.js';
-import {
-  ModelValidationError,
-  translateNode,
-  type CoeEndpoints,
-  type CoeService,
-  type OwnerContext,
-  type TranslateSettings,
-} from '../../netvirt/index.js';
-import type { BackendContext, ReconcileOutcome, WriteGuard } from '../backend.js';
+import type { CoeEndpoints, CoeService, OwnerContext, TranslateSettings } from '../../netvirt/index.js';
+import type { ReconcileOutcome, WriteGuard } from '../backend.js';
 import type { InvolvedObject } from '../events.js';
-import { nodeKey, podKey, serviceKey } from './keys.js';
-import type { CoeKind, CoeOdlCache } from './odl-cache.js';
-import type { CoeNodeSubnets } from './node-subnets.js';
-import type { ServiceView } from './service-view.js';
+import type { NodeSubnets } from '../node-subnets.js';
+import type { ObjectWriter } from '../object-writer.js';
+import type { NodeEntryContext } from '../reconcile-node.js';
+import { reportCollision, reportUntranslatable } from '../reports.js';
+import { podKey, serviceKey } from './keys.js';
+import type { CoeEntries, CoeOdlCache } from './odl-cache.js';
+import type { ServiceSlices } from './service-slices.js';
 import {
   translateCoeEndpoints,
   translateCoePod,
   translateCoeService,
   type PodTranslation,
 } from './translate.js';
-import type { CoeWriter } from './writer.js';
 
-export interface CoeContext extends BackendContext {
+export interface CoeContext extends NodeEntryContext {
   cache: CoeOdlCache;
-  writer: CoeWriter;
+  writer: ObjectWriter<CoeEntries>;
   owner: OwnerContext;
   /** For `translateNode` (k8s-node entries are built as by the netvirt backend). */
   translate: TranslateSettings;
-  subnets: CoeNodeSubnets;
-  services: ServiceView;
+  subnets: NodeSubnets;
+  slices: ServiceSlices;
 }
 
 const SYNCED: ReconcileOutcome = { result: 'synced' };
-
-/**
- * A uid this cluster needs is held by an entry it does not own: warn, count, and (for pods and
- * nodes) record a Warning Event. The entry is never touched; the key is retried slowly.
- */
-function reportCollision(
-  c: CoeContext,
-  kind: CoeKind,
-  uid: string,
-  reason: string,
-  involved?: InvolvedObject,
-): ReconcileOutcome {
-  c.metrics.collisions.inc({ kind });
-  c.logger.warn('ODL COE entry with a uid odlcoe needs is not owned by this cluster; leaving it alone', {
-    kind,
-    uid,
-    reason,
-  });
-  if (involved)
-    c.events.warning(
-      involved,
-      'ForeignOdlObject',
-      `ODL ${kind} ${uid} exists but is not owned by odlcoe cluster ${c.settings.clusterName} (${reason}); ` +
-        'it is left alone: remove it in ODL, odlcoe retries periodically',
-    );
-  return { result: 'foreign', retryAfterMs: c.settings.slowRetryMs };
-}
-
-/** An object odlcoe cannot describe in the model: reported, ODL left as it is until the object changes. */
-function reportUntranslatable(
-  c: CoeContext,
-  what: string,
-  err: unknown,
-  involved?: InvolvedObject,
-): ReconcileOutcome {
-  if (!(err instanceof ModelValidationError)) throw err;
-  c.logger.warn('cannot translate Kubernetes object into the COE model; ODL left as it is', {
-    object: what,
-    error: errorMessage(err),
-  });
-  if (involved) c.events.warning(involved, 'InvalidForOdl', `cannot be written to ODL: ${errorMessage(err)}`);
-  return { result: 'deferred' };
-}
+const DELETE = { deleteAllowed: true } as const;
 
 /**
  * `pod/<ns>/<name>`: entries of earlier pods of this name go first (NetVirt derives the
@@ -103,7 +55,7 @@ export async function reconcilePod(
     try {
       t = translateCoePod(pod, nodeName ? c.view.node(nodeName) : undefined, c.settings.clusterName);
     } catch (err) {
-      return reportUntranslatable(c, `pod ${namespace}/${name}`, err, {
+      return reportUntranslatable(c, err, {
         kind: 'Pod',
         namespace,
         name,
@@ -116,7 +68,7 @@ export async function reconcilePod(
   if (current !== undefined && c.cache.get('coePod', current)) uids.add(current);
   for (const uid of [...uids].sort()) {
     if (uid === current && t.state !== 'absent') continue;
-    await c.writer.converge('coePod', uid, undefined, guard);
+    await c.writer.converge('coePod', uid, undefined, guard, DELETE);
   }
   if (t.state === 'unknown') return { result: 'deferred' };
   if (t.state === 'absent') return SYNCED;
@@ -142,17 +94,23 @@ export async function reconcileService(
   name: string,
   guard: WriteGuard,
 ): Promise<ReconcileOutcome> {
-  const service = c.services.service(namespace, name);
+  const service = c.view.service(namespace, name);
   const current = service?.metadata?.uid;
+  const involved: InvolvedObject = {
+    kind: 'Service',
+    namespace,
+    name,
+    ...(current ? { uid: current } : {}),
+  };
   let desired: { service: CoeService; endpoints: CoeEndpoints } | undefined;
   if (service) {
     try {
       desired = {
         service: translateCoeService(service, c.settings.clusterName),
-        endpoints: translateCoeEndpoints(service, c.services.slicesOf(namespace, name)),
+        endpoints: translateCoeEndpoints(service, c.slices.slicesOf(namespace, name)),
       };
     } catch (err) {
-      return reportUntranslatable(c, `service ${namespace}/${name}`, err);
+      return reportUntranslatable(c, err, involved);
     }
   }
   const uids = new Set(c.cache.servicesNamed(namespace, name));
@@ -164,16 +122,16 @@ export async function reconcileService(
   if (!desired) return SYNCED;
   const uid = desired.service.uid;
   const s = await c.writer.converge('coeService', uid, desired.service, guard);
-  if (s.state === 'foreign') return reportCollision(c, 'coeService', uid, s.reason);
+  if (s.state === 'foreign') return reportCollision(c, 'coeService', uid, s.reason, involved);
   const e = await c.writer.converge('coeEndpoints', uid, desired.endpoints, guard);
-  if (e.state === 'foreign') return reportCollision(c, 'coeEndpoints', uid, e.reason);
+  if (e.state === 'foreign') return reportCollision(c, 'coeEndpoints', uid, e.reason, involved);
   return SYNCED;
 }
 
 async function removeService(c: CoeContext, uid: string, guard: WriteGuard): Promise<void> {
   // Endpoints first: they are owned through the services entry.
-  await c.writer.converge('coeEndpoints', uid, undefined, guard);
-  await c.writer.converge('coeService', uid, undefined, guard);
+  await c.writer.converge('coeEndpoints', uid, undefined, guard, DELETE);
+  await c.writer.converge('coeService', uid, undefined, guard, DELETE);
 }
 
 /**
@@ -192,7 +150,7 @@ export async function reconcilePodUid(
     c.enqueue(podKey(pod.metadata.namespace, pod.metadata.name));
     return SYNCED;
   }
-  await c.writer.converge('coePod', uid, undefined, guard);
+  await c.writer.converge('coePod', uid, undefined, guard, DELETE);
   return SYNCED;
 }
 
@@ -203,68 +161,11 @@ export async function reconcileServiceUid(
   guard: WriteGuard,
 ): Promise<ReconcileOutcome> {
   if (!c.cache.get('coeService', uid)) return SYNCED;
-  const service = c.services.services.list().find((s) => s.metadata?.uid === uid);
+  const service = c.view.services?.list().find((s) => s.metadata?.uid === uid);
   if (service?.metadata?.namespace && service.metadata.name) {
     c.enqueue(serviceKey(service.metadata.namespace, service.metadata.name));
     return SYNCED;
   }
   await removeService(c, uid, guard);
-  return SYNCED;
-}
-
-/**
- * `node/<uid>`: the node's k8s-node entry (host name, internal and external IP, pod subnet),
- * exactly as the netvirt backend writes it: the node agent reads its subnet there.
- */
-export async function reconcileNode(
-  c: CoeContext,
-  uid: string,
-  guard: WriteGuard,
-): Promise<ReconcileOutcome> {
-  const node = c.view.nodeByUid(uid);
-  if (!node) {
-    const result = await c.writer.converge('k8sNode', uid, undefined, guard);
-    if (result.state !== 'foreign' && c.subnets.release(uid)) {
-      c.logger.info('node gone; its subnet is free again', { node: uid });
-      // Nodes that found the pool used up may fit now.
-      for (const other of c.view.nodes.list()) {
-        const otherUid = other.metadata?.uid;
-        if (otherUid && !c.subnets.allocated(otherUid)) c.enqueue(nodeKey(otherUid));
-      }
-    }
-    c.metrics.nodeSubnet(uid, true);
-    return SYNCED;
-  }
-  const name = node.metadata?.name ?? uid;
-  const entry = c.subnets.entrySubnet(node);
-  if (entry.kind === 'exhausted') {
-    c.metrics.subnetExhausted.inc();
-    c.metrics.nodeSubnet(uid, false);
-    const cidr = c.settings.clusterCidr ?? '?';
-    c.logger.error('no free pod subnet left for node: the cluster CIDR is used up', {
-      node: name,
-      clusterCidr: cidr,
-      nodePrefixLength: c.settings.nodePrefixLength,
-    });
-    c.events.warning(
-      { kind: 'Node', name, uid },
-      'PodSubnetExhausted',
-      `no free /${c.settings.nodePrefixLength ?? '?'} pod subnet left in cluster CIDR ${cidr}; pods on this node get no network until a node is removed or the CIDR is widened`,
-    );
-  } else {
-    c.metrics.nodeSubnet(uid, true);
-    if (entry.kind === 'none' && entry.problem)
-      c.logger.debug('node has no usable pod subnet yet', { node: name, problem: entry.problem });
-  }
-  let desired;
-  try {
-    desired = translateNode(node, entry.kind === 'subnet' ? entry.cidr : undefined, c.translate);
-  } catch (err) {
-    return reportUntranslatable(c, `node ${name}`, err, { kind: 'Node', name, uid });
-  }
-  const result = await c.writer.converge('k8sNode', uid, desired, guard);
-  if (result.state === 'foreign')
-    return reportCollision(c, 'k8sNode', uid, result.reason, { kind: 'Node', name, uid });
-  if (entry.kind === 'exhausted') return { result: 'exhausted', retryAfterMs: c.settings.slowRetryMs };
   return SYNCED;
 }
