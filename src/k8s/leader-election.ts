@@ -287,7 +287,23 @@ export class LeaderElector {
     };
     const scope = abortScope(undefined, this.renewDeadlineMs);
     try {
-      this.observe(await this.lock.update(record, scope.signal));
+      try {
+        this.observe(await this.lock.update(record, scope.signal));
+      } catch (err) {
+        // A renewal that stop() aborted on our side may still have been applied by the API
+        // server, leaving our resourceVersion one behind: re-read, and release again only if
+        // the Lease is still ours (a newer holder's record is never overwritten).
+        if (!(err instanceof KubeApiError && err.status === 409)) throw err;
+        const current = await this.lock.get(scope.signal);
+        if (current) this.observe(current);
+        if (current?.record.holderIdentity !== this.identity) return;
+        this.observe(
+          await this.lock.update(
+            { ...record, leaseTransitions: current.record.leaseTransitions },
+            scope.signal,
+          ),
+        );
+      }
       this.logger.info('released lease');
     } catch (err) {
       // Not fatal: the standby takes over once the lease duration has passed.

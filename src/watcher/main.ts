@@ -113,13 +113,13 @@ async function main(): Promise<void> {
       baseUrl: config.odl.url,
       ...(auth ? { auth } : {}),
       ...(config.odl.timeoutMs !== undefined ? { timeoutMs: config.odl.timeoutMs } : {}),
-      ...(config.odl.caFile !== undefined || config.odl.insecureSkipVerify !== undefined
+      // TLS options only when they change something: `insecureSkipVerify: false` is the default
+      // and must not turn a plain-http URL into a configuration error.
+      ...(config.odl.caFile !== undefined || config.odl.insecureSkipVerify === true
         ? {
             tls: {
               ...(config.odl.caFile !== undefined ? { caFile: config.odl.caFile } : {}),
-              ...(config.odl.insecureSkipVerify !== undefined
-                ? { insecureSkipVerify: config.odl.insecureSkipVerify }
-                : {}),
+              ...(config.odl.insecureSkipVerify === true ? { insecureSkipVerify: true } : {}),
             },
           }
         : {}),
