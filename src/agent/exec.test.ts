@@ -64,7 +64,9 @@ describe('run', () => {
 
   it('follows up with SIGKILL when the command ignores SIGTERM', async () => {
     // An ignored signal stays ignored across exec, so sleep ignores SIGTERM from its first instant.
-    const err = await run('/bin/sh', ['-c', 'trap "" TERM; echo $$; exec sleep 60'], { timeoutMs: 1000 }).then(
+    const err = await run('/bin/sh', ['-c', 'trap "" TERM; echo $$; exec sleep 60'], {
+      timeoutMs: 1000,
+    }).then(
       () => assert.fail('should have timed out'),
       (e: unknown) => e,
     );

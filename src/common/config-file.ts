@@ -17,7 +17,9 @@ export function readConfigFile(path: string): unknown {
   }
   const doc = YAML.parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
-    throw new ConfigError(`config file ${path} is not valid YAML/JSON: ${doc.errors.map((e) => e.message).join('; ')}`);
+    throw new ConfigError(
+      `config file ${path} is not valid YAML/JSON: ${doc.errors.map((e) => e.message).join('; ')}`,
+    );
   }
   return doc.toJS() ?? {};
 }
@@ -41,6 +43,8 @@ export function readSecretFile(path: string): string {
   try {
     return readFileSync(path, 'utf8').replace(/\r?\n$/, '');
   } catch (err) {
-    throw new ConfigError(`cannot read secret file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+    throw new ConfigError(
+      `cannot read secret file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+    );
   }
 }

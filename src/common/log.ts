@@ -17,7 +17,11 @@ export function createLogger(component: string, level = process.env.ODLCOE_LOG_L
     level: silent ? 'error' : level,
     silent,
     defaultMeta: { component },
-    format: winston.format.combine(winston.format.timestamp(), winston.format.errors({ stack: true }), winston.format.json()),
+    format: winston.format.combine(
+      winston.format.timestamp(),
+      winston.format.errors({ stack: true }),
+      winston.format.json(),
+    ),
     transports: [new winston.transports.Console({ stderrLevels: [...LEVELS] })],
   });
 }

@@ -14,7 +14,11 @@ export function createRegistry(prefix = 'odlcoe_'): Registry {
  * Components that take an optional registry call this so that two instances sharing a
  * registry (two informers, two queues) share one metric family instead of throwing.
  */
-export function metric<T extends Counter | Gauge | Histogram>(registry: Registry, name: string, make: () => T): T {
+export function metric<T extends Counter | Gauge | Histogram>(
+  registry: Registry,
+  name: string,
+  make: () => T,
+): T {
   const existing = registry.getSingleMetric(name);
   if (existing) return existing as T;
   const created = make();
@@ -23,4 +27,6 @@ export function metric<T extends Counter | Gauge | Histogram>(registry: Registry
 }
 
 /** Latency buckets in seconds, from 1 ms to 60 s. */
-export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+export const LATENCY_BUCKETS = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+];
