@@ -21,6 +21,8 @@ import { parseArgs } from 'node:util';
 import { run } from '../../src/agent/exec.js';
 import { createNetns, type TestNetns } from '../../test/helpers/netns.js';
 import { cniEnv, ROOT, startTestNode, type TestNode } from '../../test/agent/harness.js';
+import { compileNodeOnlyModule } from '../../test/helpers/compile.js';
+import { percentile } from '../common/stats.js';
 import type { DriverInput, DriverJob, DriverOutput } from './driver.js';
 import { diff, label, quantile, scrapeHistogram, type Histograms } from './metrics-scrape.js';
 
@@ -53,38 +55,6 @@ interface Plugin extends Program {
   job(verb: 'ADD' | 'DEL', i: number, ns: TestNetns): DriverJob;
 }
 
-function percentile(sorted: number[], p: number): number {
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index] ?? NaN;
-}
-
-/** Compiles the driver (node: imports only) to plain JS, so it runs without the tsx loader. */
-async function compileDriver(dir: string): Promise<string> {
-  const out = join(dir, 'driver');
-  await run(
-    process.execPath,
-    [
-      join(ROOT, 'node_modules/typescript/bin/tsc'),
-      '--outDir',
-      out,
-      '--module',
-      'NodeNext',
-      '--moduleResolution',
-      'NodeNext',
-      '--target',
-      'ES2022',
-      '--strict',
-      '--types',
-      'node',
-      '--skipLibCheck',
-      join(ROOT, 'bench/cni/driver.ts'),
-    ],
-    { timeoutMs: 120_000 },
-  );
-  await writeFile(join(out, 'package.json'), '{"type":"module"}\n');
-  return join(out, 'driver.js');
-}
-
 /** Execs `jobs` through the driver process, `width` at a time; the latency of each. */
 async function drive(driver: string, plugin: Program, width: number, jobs: DriverJob[]): Promise<number[]> {
   const input: DriverInput = { cmd: plugin.cmd, args: plugin.args, width, jobs };
@@ -101,8 +71,7 @@ async function drive(driver: string, plugin: Program, width: number, jobs: Drive
 }
 
 function row(plugin: string, mode: string, verb: string, ms: number[]): string {
-  const sorted = [...ms].sort((a, b) => a - b);
-  return `${plugin.padEnd(24)} ${mode.padEnd(14)} ${verb.padEnd(4)} n=${String(sorted.length).padEnd(4)} p50 ${percentile(sorted, 50).toFixed(1).padStart(7)} ms   p99 ${percentile(sorted, 99).toFixed(1).padStart(7)} ms`;
+  return `${plugin.padEnd(24)} ${mode.padEnd(14)} ${verb.padEnd(4)} n=${String(ms.length).padEnd(4)} p50 ${percentile(ms, 50).toFixed(1).padStart(7)} ms   p99 ${percentile(ms, 99).toFixed(1).padStart(7)} ms`;
 }
 
 /** The agent-side breakdown of one phase: the whole request, then each step, mean and p50. */
@@ -208,7 +177,7 @@ async function main(): Promise<void> {
   const bridgeName = `cnib${process.pid % 10000}`;
   try {
     const agent = await node.startAgent();
-    const driver = await compileDriver(dir);
+    const driver = await compileNodeOnlyModule(join(ROOT, 'bench/cni/driver.ts'), join(dir, 'driver'));
     for (let i = 0; i < PODS; i++) namespaces.push(await createNetns('odlcoe-bench'));
     const path = process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin';
     const odlcoeConf = await node.pluginConfig('1.0.0');

@@ -6,14 +6,10 @@
  * (sync time, memory, event throughput) are this process's alone. Numbers depend on the
  * machine and on the simulator's own speed; they are for comparing changes, not promises.
  */
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -24,8 +20,11 @@ import { Registry } from '../../src/common/metrics.js';
 import { Informer } from '../../src/k8s/informer.js';
 import { KubeClient } from '../../src/k8s/kube-client.js';
 import { WorkQueue } from '../../src/queue/work-queue.js';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
+import { waitFor } from '../../test/helpers/wait.js';
+import { startListening, stopChild, type ListeningChild } from '../common/child.js';
+import { formatMiB } from '../common/memory.js';
+import { percentile } from '../common/stats.js';
+import { formatTable } from '../common/table.js';
 
 function option(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
@@ -45,21 +44,16 @@ const NAMESPACES = 10;
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-interface Sim {
-  url: string;
+interface Sim extends ListeningChild {
   kubeConfig: KubeConfig;
-  process: ChildProcess;
 }
 
-/** Starts `odlcoe-kubesim` on an ephemeral port and waits for its "listening" log line. */
+/** Starts `odlcoe-kubesim` on an ephemeral port, with history for every event the bench causes. */
 async function startSim(dir: string): Promise<Sim> {
   const kubeconfigPath = join(dir, 'kubeconfig');
-  const child = spawn(
-    process.execPath,
+  const started = await startListening(
     [
-      '--import',
-      'tsx',
-      join(root, 'src/kubesim/main.ts'),
+      'src/kubesim/main.ts',
       '--port',
       '0',
       '--history-limit',
@@ -67,27 +61,11 @@ async function startSim(dir: string): Promise<Sim> {
       '--kubeconfig-out',
       kubeconfigPath,
     ],
-    { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ODLCOE_LOG_LEVEL: 'info' } },
+    'kubesim listening',
   );
-  const lines = createInterface({ input: child.stderr! });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('kubesim did not start within 60 s')), 60_000);
-    child.once('exit', (code) => reject(new Error(`kubesim exited with ${code} before listening`)));
-    lines.on('line', (line) => {
-      try {
-        const entry = JSON.parse(line) as { message?: string; url?: string };
-        if (entry.message === 'kubesim listening' && entry.url) {
-          clearTimeout(timer);
-          resolve(entry.url);
-        }
-      } catch {
-        // not a log line of interest
-      }
-    });
-  });
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(kubeconfigPath);
-  return { url, kubeConfig, process: child };
+  return { ...started, kubeConfig };
 }
 
 function podObject(namespace: string, i: number): V1Pod {
@@ -141,23 +119,8 @@ async function seed(api: KubeClient, items: unknown[]): Promise<void> {
   await api.request('POST', '/_sim/seed', { body: { items }, timeoutMs: 300_000 });
 }
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
-
-function mib(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-}
-
 function table(title: string, header: string[], rows: string[][]): void {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  console.log(`\n${title}`);
-  console.log(line(header));
-  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const row of rows) console.log(line(row));
+  console.log(`\n${title}\n${formatTable(header, rows)}`);
 }
 
 function newInformer(kubeConfig: KubeConfig, name: string, labelSelector?: string): Informer<V1Pod> {
@@ -171,13 +134,9 @@ function newInformer(kubeConfig: KubeConfig, name: string, labelSelector?: strin
   });
 }
 
-async function waitUntil(condition: () => boolean, what: string, timeoutMs = 600_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
+/** Polls every 2 ms, so that a burst's time is not rounded up to a coarse poll. */
+const waitUntil = (condition: () => boolean, what: string) =>
+  waitFor(condition, { what, intervalMs: 2, timeoutMs: 600_000 });
 
 async function informerBench(sim: Sim): Promise<void> {
   const api = new KubeClient(sim.kubeConfig);
@@ -226,59 +185,61 @@ async function informerBench(sim: Sim): Promise<void> {
   live.start();
   await live.waitForSync();
   const bursts: string[][] = [];
+  /** Times `action` until the informer has handled `events` more events of what `count` counts. */
+  const burst = async (
+    label: string,
+    events: number,
+    count: () => number,
+    action: () => Promise<unknown>,
+  ) => {
+    const before = count();
+    const t0 = performance.now();
+    await action();
+    await waitUntil(() => count() - before >= events, `the burst "${label}"`);
+    const ms = performance.now() - t0;
+    bursts.push([label, String(events), `${Math.round(ms)} ms`, `${Math.round((events / ms) * 1000)}`]);
+  };
 
   // ADDED burst: one bulk seed request creates PODS pods; the watch streams them back-to-back.
   const burstNs = 'bench-burst';
-  const addsBefore = counts.add;
-  let t0 = performance.now();
-  await seed(api, [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: burstNs } },
-    ...Array.from({ length: PODS }, (_, i) => podObject(burstNs, i)),
-  ]);
-  await waitUntil(() => counts.add - addsBefore >= PODS, 'the ADDED burst');
-  let ms = performance.now() - t0;
-  bursts.push([
+  await burst(
     'ADDED (one bulk create)',
-    String(PODS),
-    `${Math.round(ms)} ms`,
-    `${Math.round((PODS / ms) * 1000)}`,
-  ]);
+    PODS,
+    () => counts.add,
+    () =>
+      seed(api, [
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: burstNs } },
+        ...Array.from({ length: PODS }, (_, i) => podObject(burstNs, i)),
+      ]),
+  );
 
   // MODIFIED burst: UPDATES merge patches, 32 in flight, from this process.
-  const patches = new PQueue({ concurrency: 32 });
-  const updatesBefore = counts.update;
-  t0 = performance.now();
-  for (let i = 0; i < UPDATES; i++) {
-    const p = podObject(namespaces[i % NAMESPACES]!, i);
-    void patches.add(() =>
-      api.request('PATCH', `/api/v1/namespaces/${p.metadata!.namespace}/pods/${p.metadata!.name}`, {
-        body: { metadata: { labels: { ...p.metadata!.labels, revision: '2' } } },
-        contentType: 'application/merge-patch+json',
-      }),
-    );
-  }
-  await patches.onIdle();
-  await waitUntil(() => counts.update - updatesBefore >= UPDATES, 'the MODIFIED burst');
-  ms = performance.now() - t0;
-  bursts.push([
+  await burst(
     `MODIFIED (${UPDATES} PATCH, 32 in flight)`,
-    String(UPDATES),
-    `${Math.round(ms)} ms`,
-    `${Math.round((UPDATES / ms) * 1000)}`,
-  ]);
+    UPDATES,
+    () => counts.update,
+    () => {
+      const patches = new PQueue({ concurrency: 32 });
+      for (let i = 0; i < UPDATES; i++) {
+        const p = podObject(namespaces[i % NAMESPACES]!, i);
+        void patches.add(() =>
+          api.request('PATCH', `/api/v1/namespaces/${p.metadata!.namespace}/pods/${p.metadata!.name}`, {
+            body: { metadata: { labels: { ...p.metadata!.labels, revision: '2' } } },
+            contentType: 'application/merge-patch+json',
+          }),
+        );
+      }
+      return patches.onIdle();
+    },
+  );
 
   // DELETED burst: one delete-collection request removes the burst namespace's pods.
-  const deletesBefore = counts.delete;
-  t0 = performance.now();
-  await api.request('DELETE', `/api/v1/namespaces/${burstNs}/pods`, { timeoutMs: 300_000 });
-  await waitUntil(() => counts.delete - deletesBefore >= PODS, 'the DELETED burst');
-  ms = performance.now() - t0;
-  bursts.push([
+  await burst(
     'DELETED (one delete-collection)',
-    String(PODS),
-    `${Math.round(ms)} ms`,
-    `${Math.round((PODS / ms) * 1000)}`,
-  ]);
+    PODS,
+    () => counts.delete,
+    () => api.request('DELETE', `/api/v1/namespaces/${burstNs}/pods`, { timeoutMs: 300_000 }),
+  );
   await live.stop();
 
   table(
@@ -287,9 +248,9 @@ async function informerBench(sim: Sim): Promise<void> {
     [
       ['sync p50', `${Math.round(percentile(syncMs, 50))} ms`],
       ['sync min / max', `${Math.round(Math.min(...syncMs))} / ${Math.round(Math.max(...syncMs))} ms`],
-      ['heap retained by the synced cache', mib(synced.heapUsed - heapBefore)],
-      ['heap used after sync (process)', mib(synced.heapUsed)],
-      ['RSS after sync (process)', mib(synced.rss)],
+      ['heap retained by the synced cache', formatMiB(synced.heapUsed - heapBefore)],
+      ['heap used after sync (process)', formatMiB(synced.heapUsed)],
+      ['RSS after sync (process)', formatMiB(synced.rss)],
     ],
   );
   table(
@@ -379,14 +340,10 @@ async function main(): Promise<void> {
   let sim: Sim | undefined;
   try {
     sim = await startSim(dir);
-    console.log(`node ${process.version}, kubesim at ${sim.url} (child process ${sim.process.pid})`);
+    console.log(`node ${process.version}, kubesim at ${sim.url} (child process ${sim.child.pid})`);
     await informerBench(sim);
   } finally {
-    if (sim && sim.process.exitCode === null) {
-      const exited = new Promise((resolve) => sim!.process.once('exit', resolve));
-      sim.process.kill('SIGTERM');
-      await exited;
-    }
+    if (sim) await stopChild(sim.child);
     rmSync(dir, { recursive: true, force: true });
   }
   await queueBench();

@@ -12,20 +12,19 @@
  * The emulator runs as a child process on an ephemeral port and is stopped by pid at the end.
  * Both processes share the machine, so figures are relative, not absolute.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import axios from 'axios';
 import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { authorizationHeader, type RestconfAuth } from '../../src/restconf/auth.js';
 import { RestconfClient } from '../../src/restconf/client.js';
 import { DIALECTS, encodePath, type DataPath, type Dialect } from '../../src/restconf/path.js';
+import { startListening, stopChild } from '../common/child.js';
+import { formatMiB, rssOf } from '../common/memory.js';
+import { rawRequest, requestJson, restconfData } from '../common/raw-http.js';
+import { percentile } from '../common/stats.js';
+import { formatTable } from '../common/table.js';
 
-const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const STARTUP_TIMEOUT_MS = 60_000;
 /** Long enough for the JIT to warm up axios and the client before a row is measured. */
 const WARMUP_MS = 1_000;
 /** Entries per row: the first pass creates them (201), later passes replace (200/204). */
@@ -73,70 +72,6 @@ function parseOptions(): Options {
   return { seconds, dialect, concurrencies };
 }
 
-/** Starts the emulator and resolves with its URL once it logs `emulator listening`. */
-async function startEmulator(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/emulator/main.ts', '--port', '0', '--profile', 'sodium'],
-    {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, ODLCOE_LOG_LEVEL: 'info' },
-    },
-  );
-  const lines = createInterface({ input: child.stderr! });
-  const tail: string[] = [];
-  try {
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(
-        () =>
-          reject(new Error(`emulator did not report "emulator listening" within ${STARTUP_TIMEOUT_MS} ms`)),
-        STARTUP_TIMEOUT_MS,
-      );
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer);
-        reject(new Error(`emulator exited (${signal ?? code}) before listening:\n${tail.join('\n')}`));
-      });
-      lines.on('line', (line) => {
-        tail.push(line);
-        if (tail.length > 20) tail.shift();
-        let entry: unknown;
-        try {
-          entry = JSON.parse(line);
-        } catch {
-          return;
-        }
-        const record = entry as { message?: unknown; msg?: unknown; url?: unknown };
-        if (
-          (record.message === 'emulator listening' || record.msg === 'emulator listening') &&
-          typeof record.url === 'string'
-        ) {
-          clearTimeout(timer);
-          resolve(record.url);
-        }
-      });
-    });
-    // Keep draining stderr so the child never blocks on a full pipe.
-    child.removeAllListeners('exit');
-    return { child, url };
-  } catch (err) {
-    await stopChild(child);
-    throw err;
-  }
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  process.kill(child.pid, 'SIGTERM');
-  const timer = setTimeout(() => {
-    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined)
-      process.kill(child.pid, 'SIGKILL');
-  }, 5_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 function elanPath(name: string): DataPath {
   return [
     { module: 'elan', name: 'elan-instances' },
@@ -177,8 +112,7 @@ function restconfClientPut(client: RestconfClient, row: string): PutFn {
  * path encoding or error decoding: separates axios' cost from the client's own.
  */
 function bareAxiosPut(baseUrl: string, dialect: Dialect, agent: http.Agent, row: string): PutFn {
-  const root = dialect === 'bierman02' ? `${baseUrl}/restconf/config/` : `${baseUrl}/rests/data/`;
-  const contentType = dialect === 'bierman02' ? 'application/json' : 'application/yang-data+json';
+  const { root, contentType } = restconfData(baseUrl, dialect);
   const instance = axios.create({
     httpAgent: agent,
     headers: { Accept: contentType, Authorization: authorizationHeader(EMULATOR_AUTH) },
@@ -207,36 +141,26 @@ function bareAxiosPut(baseUrl: string, dialect: Dialect, agent: http.Agent, row:
 
 /** The least a client can do: keep-alive agent, prebuilt headers, no queue, no retries. */
 function rawPut(baseUrl: string, dialect: Dialect, agent: http.Agent, row: string): PutFn {
-  const root = dialect === 'bierman02' ? `${baseUrl}/restconf/config/` : `${baseUrl}/rests/data/`;
-  const contentType = dialect === 'bierman02' ? 'application/json' : 'application/yang-data+json';
+  const { root, contentType } = restconfData(baseUrl, dialect);
   const authorization = authorizationHeader(EMULATOR_AUTH);
-  return (index) =>
-    new Promise<boolean>((resolve) => {
-      const name = entryName(row, index);
-      const body = JSON.stringify(elanBody(name, index % KEY_SPACE));
-      const req = http.request(
-        root + encodePath(elanPath(name), dialect),
-        {
-          method: 'PUT',
-          agent,
-          headers: {
-            'Content-Type': contentType,
-            Accept: contentType,
-            Authorization: authorization,
-            'Content-Length': Buffer.byteLength(body),
-          },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () =>
-            resolve(res.statusCode === 200 || res.statusCode === 201 || res.statusCode === 204),
-          );
-          res.on('error', () => resolve(false));
-        },
-      );
-      req.on('error', () => resolve(false));
-      req.end(body);
-    });
+  return (index) => {
+    const name = entryName(row, index);
+    const body = JSON.stringify(elanBody(name, index % KEY_SPACE));
+    const headers = {
+      'Content-Type': contentType,
+      Accept: contentType,
+      Authorization: authorization,
+      'Content-Length': Buffer.byteLength(body),
+    };
+    return rawRequest(
+      root + encodePath(elanPath(name), dialect),
+      { method: 'PUT', agent, headers },
+      body,
+    ).then(
+      (status) => status === 200 || status === 201 || status === 204,
+      () => false,
+    );
+  };
 }
 
 /** Runs `concurrency` workers issuing PUTs back to back for `ms`; records each latency. */
@@ -285,72 +209,39 @@ async function measure(
   return { driver, concurrency, ...result };
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank] ?? Number.NaN;
-}
-
 function formatRow(row: RowResult): string[] {
-  const sorted = [...row.latenciesMs].sort((a, b) => a - b);
   return [
     row.driver,
     String(row.concurrency),
     String(row.requests),
     String(row.errors),
     (row.requests / row.seconds).toFixed(0),
-    percentile(sorted, 50).toFixed(2),
-    percentile(sorted, 90).toFixed(2),
-    percentile(sorted, 99).toFixed(2),
+    percentile(row.latenciesMs, 50).toFixed(2),
+    percentile(row.latenciesMs, 90).toFixed(2),
+    percentile(row.latenciesMs, 99).toFixed(2),
     row.requests > 0 ? (row.cpuMicros / row.requests).toFixed(0) : 'n/a',
   ];
 }
 
-function printTable(header: string[], rows: string[][]): void {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (i < 2 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
-  console.log(line(header));
-  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const r of rows) console.log(line(r));
-}
-
-function rssMiB(pid?: number): string {
-  if (pid === undefined) return (process.memoryUsage().rss / 2 ** 20).toFixed(1);
-  try {
-    const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return kb ? (Number(kb) / 1024).toFixed(1) : 'n/a';
-  } catch {
-    return 'n/a';
-  }
-}
-
 /** The emulator's own count of data requests by method and status, to cross-check the table. */
-function emulatorCounters(baseUrl: string): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(
-      `${baseUrl}/odlcoe-emulator/counters`,
-      { headers: { Authorization: authorizationHeader(EMULATOR_AUTH) } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => {
-          try {
-            resolve((JSON.parse(text) as { requests?: unknown }).requests);
-          } catch (err) {
-            reject(err instanceof Error ? err : new Error(String(err)));
-          }
-        });
-      },
-    );
-    req.on('error', reject);
+async function emulatorCounters(baseUrl: string): Promise<unknown> {
+  const counters = await requestJson(`${baseUrl}/odlcoe-emulator/counters`, 'GET', undefined, {
+    Authorization: authorizationHeader(EMULATOR_AUTH),
   });
+  return (counters as { requests?: unknown }).requests;
 }
+
+const rss = (pid: number) => {
+  const bytes = rssOf(pid);
+  return bytes === undefined ? 'n/a' : formatMiB(bytes);
+};
 
 async function main(): Promise<void> {
   const options = parseOptions();
-  const { child, url } = await startEmulator();
+  const { child, url } = await startListening(
+    ['src/emulator/main.ts', '--port', '0', '--profile', 'sodium'],
+    'emulator listening',
+  );
   const results: RowResult[] = [];
   let peakRss = process.memoryUsage().rss;
   try {
@@ -399,14 +290,17 @@ async function main(): Promise<void> {
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
     }
     console.log('');
-    printTable(
-      ['driver', 'conc', 'requests', 'errors', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'client CPU µs/req'],
-      results.map(formatRow),
+    console.log(
+      formatTable(
+        ['driver', 'conc', 'requests', 'errors', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'client CPU µs/req'],
+        results.map(formatRow),
+        2,
+      ),
     );
     console.log('');
     console.log(`emulator request counters: ${JSON.stringify(await emulatorCounters(url))}`);
     console.log(
-      `bench process RSS ${rssMiB()} MiB (peak between rows ${(peakRss / 2 ** 20).toFixed(1)} MiB); emulator RSS ${rssMiB(child.pid)} MiB`,
+      `bench process RSS ${rss(process.pid)} (peak between rows ${formatMiB(peakRss)}); emulator RSS ${child.pid === undefined ? 'n/a' : rss(child.pid)}`,
     );
     if (results.some((r) => r.errors > 0)) {
       console.log('some PUTs failed: the figures above include failed attempts');

@@ -21,7 +21,7 @@
  * line), one per run; kubesim runs as one child for the whole benchmark. Both are stopped by
  * pid at the end. Everything shares the machine, so figures are relative, not absolute.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -41,9 +41,10 @@ import { DIALECTS, encodePath, type DataPath, type Dialect } from '../../src/res
 import type { EventRecorder } from '../../src/watcher/events.js';
 import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/watcher/settings.js';
 import { startWatcher, type Watcher } from '../../src/watcher/watcher.js';
+import { REPO_ROOT, startListening, stopChild, type ListeningChild } from '../common/child.js';
+import { MIB } from '../common/memory.js';
+import { rawRequest, requestJson, restconfData } from '../common/raw-http.js';
 
-const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const STARTUP_TIMEOUT_MS = 60_000;
 const AUTH = { kind: 'basic' as const, user: 'admin', password: 'admin' };
 const BACKENDS = ['coe-northbound', 'netvirt'] as const;
 type BackendName = (typeof BACKENDS)[number];
@@ -221,104 +222,7 @@ function listPaths(backend: BackendName, profile: Profile): Record<string, DataP
 }
 
 // ---------------------------------------------------------------------------------------------
-// child processes
-
-async function startChild(
-  args: string[],
-  listeningMessage: string,
-  logLevel: string,
-): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, ODLCOE_LOG_LEVEL: logLevel },
-  });
-  const lines = createInterface({ input: child.stderr! });
-  const tail: string[] = [];
-  try {
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(
-        () =>
-          reject(
-            new Error(`${args[0]} did not report "${listeningMessage}" within ${STARTUP_TIMEOUT_MS} ms`),
-          ),
-        STARTUP_TIMEOUT_MS,
-      );
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer);
-        reject(new Error(`${args[0]} exited (${signal ?? code}) before listening:\n${tail.join('\n')}`));
-      });
-      lines.on('line', (line) => {
-        tail.push(line);
-        if (tail.length > 20) tail.shift();
-        let record: { message?: unknown; url?: unknown };
-        try {
-          record = JSON.parse(line) as typeof record;
-        } catch {
-          return;
-        }
-        if (record.message === listeningMessage && typeof record.url === 'string') {
-          clearTimeout(timer);
-          resolve(record.url);
-        }
-      });
-    });
-    child.removeAllListeners('exit');
-    return { child, url };
-  } catch (err) {
-    await stopChild(child);
-    throw err;
-  }
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  process.kill(child.pid, 'SIGTERM');
-  const timer = setTimeout(() => {
-    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined)
-      process.kill(child.pid, 'SIGKILL');
-  }, 5_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-/** One JSON request with node:http (seeding kubesim, reading emulator counters). */
-function requestJson(
-  url: string,
-  method: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<unknown> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        method,
-        headers: {
-          ...headers,
-          ...(payload !== undefined
-            ? { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(payload)) }
-            : {}),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          if ((res.statusCode ?? 0) >= 300)
-            reject(new Error(`${method} ${url}: ${res.statusCode} ${text.slice(0, 300)}`));
-          else resolve(text === '' ? undefined : JSON.parse(text));
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+// the emulator
 
 /** Data writes (anything but GET) the emulator has served. */
 async function emulatorWrites(url: string): Promise<number> {
@@ -412,7 +316,7 @@ async function run(
   kc: KubeConfig,
   cluster: Cluster,
 ): Promise<RunResult> {
-  const emulator = await startChild(
+  const emulator = await startListening(
     ['src/emulator/main.ts', '--port', '0', '--profile', o.profile, '--latency-ms', String(latencyMs)],
     'emulator listening',
     'warn', // its listening line is written whatever the level
@@ -491,8 +395,8 @@ async function run(
       convergeMs,
       counts,
       writes,
-      rssBaselineMb: rssBaseline / 2 ** 20,
-      rssPeakMb: rssPeak / 2 ** 20,
+      rssBaselineMb: rssBaseline / MIB,
+      rssPeakMb: rssPeak / MIB,
       restartMs,
       restartWrites,
       rawPutsPerSecond,
@@ -511,26 +415,22 @@ async function run(
  */
 async function rawPutCapacity(baseUrl: string, dialect: Dialect, concurrency: number): Promise<number> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency });
-  const root = dialect === 'bierman02' ? `${baseUrl}/restconf/config/` : `${baseUrl}/rests/data/`;
-  const contentType = dialect === 'bierman02' ? 'application/json' : 'application/yang-data+json';
+  const { root, contentType } = restconfData(baseUrl, dialect);
   const headers = { 'Content-Type': contentType, Authorization: authorizationHeader(AUTH) };
-  const put = (i: number) =>
-    new Promise<void>((resolve, reject) => {
-      const id = `raw-${i}`;
-      const path: DataPath = [
-        { module: 'dhcp_allocation_pool', name: 'dhcp_allocation_pool' },
-        { name: 'network', keys: [id] },
-      ];
-      const body = JSON.stringify({ 'dhcp_allocation_pool:network': [{ 'network-id': id }] });
-      const req = http.request(root + encodePath(path, dialect), { method: 'PUT', agent, headers }, (res) => {
-        res.resume();
-        res.on('end', () =>
-          (res.statusCode ?? 0) < 300 ? resolve() : reject(new Error(`PUT ${id}: ${res.statusCode}`)),
-        );
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
+  const put = async (i: number) => {
+    const id = `raw-${i}`;
+    const path: DataPath = [
+      { module: 'dhcp_allocation_pool', name: 'dhcp_allocation_pool' },
+      { name: 'network', keys: [id] },
+    ];
+    const body = JSON.stringify({ 'dhcp_allocation_pool:network': [{ 'network-id': id }] });
+    const status = await rawRequest(
+      root + encodePath(path, dialect),
+      { method: 'PUT', agent, headers },
+      body,
+    );
+    if (status >= 300) throw new Error(`PUT ${id}: ${status}`);
+  };
   let next = 0;
   const started = performance.now();
   await Promise.all(
@@ -601,11 +501,11 @@ async function main(): Promise<void> {
   if (o.run) return runOne(o, o.run);
   const dir = mkdtempSync(join(tmpdir(), 'odlcoe-bench-watcher-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
-  let kubesim: { child: ChildProcess; url: string } | undefined;
+  let kubesim: ListeningChild | undefined;
   const results: RunResult[] = [];
   let expected: Cluster['expected'];
   try {
-    kubesim = await startChild(
+    kubesim = await startListening(
       ['src/kubesim/main.ts', '--port', '0', '--history-limit', '100000', '--kubeconfig-out', kubeconfigPath],
       'kubesim listening',
       'info',

@@ -56,6 +56,19 @@ describe('buildAgentConfig', () => {
     );
   });
 
+  it('takes the parent pid from the flag or the file, and refuses one that names no single process', () => {
+    const base = { nodeName: 'n1', odlUrl: 'http://odl:8181' };
+    assert.equal(buildAgentConfig({ flags: base }).parentPid, undefined);
+    assert.equal(buildAgentConfig({ flags: { ...base, parentPid: '4242' } }).parentPid, 4242);
+    // kill(2) reads 0 and negative pids as process groups.
+    for (const bad of ['0', '-1', '1.5', 'init'])
+      assert.throws(
+        () => buildAgentConfig({ flags: { ...base, parentPid: bad } }),
+        (err: unknown) => err instanceof ConfigError && /parentPid/.test(err.message),
+        bad,
+      );
+  });
+
   it('rejects unknown keys in the file (typos)', async () => {
     const file = join(dir, 'typo.json');
     await writeFile(

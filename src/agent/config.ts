@@ -17,6 +17,8 @@ export const agentConfigSchema = z
     nodeName: z.string().min(1, 'is required (--node-name or NODE_NAME)'),
     /** Kubeconfig file; absent: in-cluster service account, else $KUBECONFIG / ~/.kube/config. */
     kubeconfig: absolutePath.optional(),
+    /** Stop when this process is gone (the supervisor that started the agent); absent: never. */
+    parentPid: z.number().int().min(1).optional(),
     odl: z
       .object({
         url: z.string().url('must be an http(s) URL such as http://odl:8181'),
@@ -116,6 +118,7 @@ interface Setting {
 export const SETTINGS: readonly Setting[] = [
   { flag: 'nodeName', path: ['nodeName'], env: 'NODE_NAME' },
   { flag: 'kubeconfig', path: ['kubeconfig'], env: 'KUBECONFIG' },
+  { flag: 'parentPid', path: ['parentPid'], kind: 'number' },
   { flag: 'odlUrl', path: ['odl', 'url'], env: 'ODLCOE_ODL_URL' },
   { flag: 'odlUser', path: ['odl', 'user'], env: 'ODLCOE_ODL_USER' },
   { flag: 'odlPasswordFile', path: ['odl', 'passwordFile'], env: 'ODLCOE_ODL_PASSWORD_FILE' },

@@ -7,6 +7,7 @@ import { createRegistry } from '../common/metrics.js';
 import { loadRestconfAuth } from '../restconf/auth.js';
 import { Agent } from './agent.js';
 import { buildAgentConfig } from './config.js';
+import { processExists, watchParentProcess } from './parent-process.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -19,7 +20,10 @@ const program = new Command('odlcoe-agent')
   .option('--kubeconfig <file>', 'kubeconfig; default in-cluster, then $KUBECONFIG, ~/.kube/config')
   .option('--odl-url <url>', 'OpenDaylight RESTCONF base URL, e.g. http://odl:8181 (env ODLCOE_ODL_URL)')
   .option('--odl-user <user>', 'ODL user (env ODLCOE_ODL_USER)')
-  .option('--odl-password-file <file>', 'file holding the ODL password (env ODLCOE_ODL_PASSWORD_FILE; or the password itself in ODLCOE_ODL_PASSWORD)')
+  .option(
+    '--odl-password-file <file>',
+    'file holding the ODL password (env ODLCOE_ODL_PASSWORD_FILE; or the password itself in ODLCOE_ODL_PASSWORD)',
+  )
   .option('--odl-ca-file <file>', 'CA bundle for an https ODL URL')
   .addOption(
     new Option('--dialect <dialect>', 'RESTCONF dialect (env ODLCOE_DIALECT)').choices([
@@ -51,6 +55,7 @@ const program = new Command('odlcoe-agent')
   .option('--socket <path>', 'CNI server unix socket (default /run/odlcoe/cni.sock)')
   .option('--mtu <bytes>', 'pod interface MTU (default 1450: VXLAN under a 1500 underlay)')
   .option('--ipam-data-dir <dir>', 'host-local lease directory (default /var/lib/cni/networks)')
+  .option('--parent-pid <pid>', 'stop when this process is gone (the supervisor that started the agent)')
   .option(
     '--metrics-port <port>',
     '/metrics, /healthz and /readyz port (default 9102; env ODLCOE_METRICS_PORT)',
@@ -62,9 +67,16 @@ async function main(): Promise<void> {
   const opts = program.opts<Record<string, string | string[] | undefined>>();
   const logger = createLogger('agent');
   let agent: Agent;
+  let parentPid: number | undefined;
   try {
     const file = typeof opts.config === 'string' ? opts.config : undefined;
     const config = buildAgentConfig({ ...(file ? { file } : {}), env: process.env, flags: opts });
+    parentPid = config.parentPid;
+    if (parentPid !== undefined && !processExists(parentPid)) {
+      // Its supervisor died while it was being started: nobody would ever stop it.
+      logger.error('the parent process is not running; not starting', { parentPid });
+      process.exit(1);
+    }
     const kubeConfig = new KubeConfig();
     if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
     else kubeConfig.loadFromDefault();
@@ -86,10 +98,10 @@ async function main(): Promise<void> {
     process.exit(err instanceof ConfigError ? 2 : 1);
   }
   let stopping = false;
-  const shutdown = (signal: string) => {
+  const shutdown = (why: Record<string, unknown>) => {
     if (stopping) return;
     stopping = true;
-    logger.info('stopping', { signal });
+    logger.info('stopping', why);
     agent
       .stop()
       .then(() => process.exit(0))
@@ -98,8 +110,12 @@ async function main(): Promise<void> {
         process.exit(1);
       });
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown({ signal: 'SIGTERM' }));
+  process.on('SIGINT', () => shutdown({ signal: 'SIGINT' }));
+  if (parentPid !== undefined) {
+    const pid = parentPid;
+    watchParentProcess(pid, () => shutdown({ reason: 'the parent process is gone', parentPid: pid }));
+  }
 }
 
 void main();

@@ -1,6 +1,7 @@
 import type { Logger } from '../common/log.js';
 import { errorMessage } from '../common/log.js';
 import { CNI_ERROR, CniError } from './cni-error.js';
+import { EXTERNAL_ID, isPodPort } from './external-ids.js';
 import type { CniAttachment, CniRequest } from './cni-request.js';
 import type { CniResult } from './cni-result.js';
 import type { HostLocalIpam } from './ipam.js';
@@ -11,17 +12,8 @@ import type { Ovs, OvsPort } from './ovs.js';
 import { podMacFromIp } from './pod-mac.js';
 import { defaultRoute, type PodSubnet } from './pod-subnet.js';
 
-/**
- * The Interface external_ids odlcoe writes on a pod's OVS port. `iface-id` must equal the
- * ietf-interface name the watcher creates in ODL; Genius binds the port by it.
- */
-export const EXTERNAL_ID = {
-  ifaceId: 'iface-id',
-  attachedMac: 'attached-mac',
-  ipAddress: 'ip-address',
-  podUid: 'pod-uid',
-  containerId: 'container-id',
-} as const;
+// Where they were first defined; the agent's reconcile still takes them from here.
+export { EXTERNAL_ID, isPodPort, parseIfaceId } from './external-ids.js';
 
 /** The pod subnet and the IPAM that hands out its addresses (absent until a subnet is known). */
 export interface IpamState {
@@ -44,19 +36,6 @@ export interface PodNetworkOptions {
   pods?: PodView;
   metrics: AgentMetrics;
   logger: Logger;
-}
-
-/** The `ns:name` iface-id of an OVS port, split; undefined when absent or malformed. */
-export function parseIfaceId(value: string | undefined): { namespace: string; name: string } | undefined {
-  if (!value) return undefined;
-  const colon = value.indexOf(':');
-  if (colon <= 0 || colon === value.length - 1) return undefined;
-  return { namespace: value.slice(0, colon), name: value.slice(colon + 1) };
-}
-
-/** Whether this OVS port is a pod attachment odlcoe made (other ports on br-int are never touched). */
-export function isPodPort(port: OvsPort): boolean {
-  return /^veth[0-9a-f]{8}$/.test(port.name) && Boolean(port.externalIds[EXTERNAL_ID.containerId]);
 }
 
 function withPrefix(address: string, subnet: PodSubnet): string {

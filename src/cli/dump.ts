@@ -19,7 +19,7 @@ import {
 } from '../netvirt/index.js';
 import { ODL_KINDS, type OdlKind, type OdlState, type UnparsedEntry } from '../watcher/odl-state.js';
 import { KIND_LABEL, ownedEntries, ownershipOf } from './odl-objects.js';
-import { cell, indent, plural, table } from './render.js';
+import { cell, indent, indentedTable, plural } from './render.js';
 
 export interface DumpAdjacency {
   /** `ip_address`: the pod IP with `/32` or `/128`. */
@@ -254,11 +254,9 @@ export function renderDump(t: DumpTree): string {
   out.push('', `k8s-nodes: ${t.k8sNodes.length}`);
   if (t.k8sNodes.length > 0)
     out.push(
-      indent(
-        table(
-          ['UID', 'HOST', 'INTERNAL IP', 'POD CIDR'],
-          t.k8sNodes.map((n) => [n.uid, cell(n.hostName), cell(n.internalIp), cell(n.podCidr)]),
-        ),
+      indentedTable(
+        ['UID', 'HOST', 'INTERNAL IP', 'POD CIDR'],
+        t.k8sNodes.map((n) => [n.uid, cell(n.hostName), cell(n.internalIp), cell(n.podCidr)]),
       ),
     );
   const foreign = Object.entries(t.foreign);

@@ -13,23 +13,13 @@
  * only regular writer and collects garbage itself; this is for operators cleaning up after a
  * watcher that is gone for good, or for looking (`--dry-run`).
  */
-import {
-  diffAll,
-  diffElanInstance,
-  diffElanInterface,
-  diffInterface,
-  diffK8sNode,
-  diffVpnInstance,
-  diffVpnInterface,
-  type Decision,
-  type DesiredState,
-  type OwnerContext,
-} from '../netvirt/index.js';
+import type { DesiredState, OwnerContext } from '../netvirt/index.js';
 import { errorMessage, silentLogger } from '../common/log.js';
 import type { RestconfClient } from '../restconf/client.js';
 import { OdlState, type OdlEntries, type OdlKind, type UnparsedEntry } from '../watcher/odl-state.js';
+import { kindDecisions } from './kind-decisions.js';
 import { DELETE_ORDER, entryPath, entryUrl, KIND_LABEL, ownershipOf } from './odl-objects.js';
-import { cell, indent, plural, table } from './render.js';
+import { cell, indentedTable, plural } from './render.js';
 
 export interface GcCandidate {
   kind: string;
@@ -72,65 +62,29 @@ export interface GcPlan {
   kept: GcKept[];
 }
 
-const nameOf = (e: { name: string }) => e.name;
-
-function decisions(kind: OdlKind, desired: DesiredState, odl: OdlState, owner: OwnerContext): Decision[] {
+/**
+ * Names of `kind` that stay although nothing desires them now: those the translation cannot
+ * decide yet (`keep`), and every ELAN of a namespace with a pod whose ELAN cannot be named now.
+ */
+function keptNames(kind: OdlKind, desired: DesiredState, odl: OdlState): ReadonlySet<string> {
   const keep = desired.keep;
   switch (kind) {
     case 'interface':
-      return diffAll(
-        desired.interfaces,
-        odl.values('interface'),
-        nameOf,
-        (d, a, o) => diffInterface(d, a, owner, o),
-        keep.interfaces,
-      );
+      return keep.interfaces;
     case 'elanInterface':
-      return diffAll(
-        desired.elanInterfaces,
-        odl.values('elanInterface'),
-        nameOf,
-        (d, a, o) => diffElanInterface(d, a, owner, o),
-        keep.elanInterfaces,
-      );
+      return keep.elanInterfaces;
     case 'vpnInterface':
-      return diffAll(
-        desired.vpnInterfaces,
-        odl.values('vpnInterface'),
-        nameOf,
-        (d, a, o) => diffVpnInterface(d, a, odl.get('interface', (d ?? a)?.name ?? ''), owner, o),
-        keep.vpnInterfaces,
-      );
-    case 'elanInstance': {
-      // Kept: every ELAN of a namespace with a pod whose ELAN cannot be named right now.
-      const kept = new Set(
+      return keep.vpnInterfaces;
+    case 'elanInstance':
+      return new Set(
         [...odl.values('elanInstance')]
           .map((e) => e.name)
           .filter((n) => keep.elanNamespaces.has(n.slice(n.lastIndexOf(':') + 1))),
       );
-      return diffAll(
-        desired.elanInstances,
-        odl.values('elanInstance'),
-        nameOf,
-        (d, a, o) => diffElanInstance(d, a, owner, o),
-        kept,
-      );
-    }
     case 'vpnInstance':
-      return diffAll(
-        desired.vpnInstances,
-        odl.values('vpnInstance'),
-        nameOf,
-        (d, a, o) => diffVpnInstance(d, a, owner, o),
-        keep.vpnInstances,
-      );
+      return keep.vpnInstances;
     case 'k8sNode':
-      return diffAll(
-        desired.k8sNodes,
-        odl.values('k8sNode'),
-        (n) => n.uid,
-        (d, a, o) => diffK8sNode(d, a, owner, o),
-      );
+      return new Set();
   }
 }
 
@@ -164,7 +118,7 @@ export function planGc(
           ? u.kind === 'vpnInterface'
           : false,
     );
-    for (const d of decisions(kind, desired, odl, owner)) {
+    for (const d of kindDecisions(kind, desired, odl, owner, keptNames(kind, desired, odl))) {
       const actual = odl.get(kind, d.name);
       if (!actual) continue;
       if (
@@ -299,22 +253,19 @@ export function renderGc(r: GcReport): string {
       `${r.dryRun ? 'Would delete' : 'Deletion plan'}: ${plural(r.candidates.length, 'object')}, in this order`,
     );
     out.push(
-      indent(
-        table(
-          ['KIND', 'NAME', 'URL'],
-          r.candidates.map((c) => [c.kind, c.name, c.url]),
-        ),
+      indentedTable(
+        ['KIND', 'NAME', 'URL'],
+        r.candidates.map((c) => [c.kind, c.name, c.url]),
       ),
     );
   }
   if (r.kept.length > 0) {
-    out.push('', `Kept although not needed now: ${r.kept.length}`);
     out.push(
-      indent(
-        table(
-          ['KIND', 'NAME', 'WHY'],
-          r.kept.map((k) => [k.kind, k.name, k.reason]),
-        ),
+      '',
+      `Kept although not needed now: ${r.kept.length}`,
+      indentedTable(
+        ['KIND', 'NAME', 'WHY'],
+        r.kept.map((k) => [k.kind, k.name, k.reason]),
       ),
     );
   }
@@ -323,13 +274,12 @@ export function renderGc(r: GcReport): string {
     for (const u of r.unparsed) out.push(`  ${u.kind} ${u.name}: ${u.error}`);
   }
   if (r.deletions) {
-    out.push('', 'Result:');
     out.push(
-      indent(
-        table(
-          ['KIND', 'NAME', 'RESULT', 'NOTE'],
-          r.deletions.map((d) => [d.kind, d.name, d.result, cell(d.reason)]),
-        ),
+      '',
+      'Result:',
+      indentedTable(
+        ['KIND', 'NAME', 'RESULT', 'NOTE'],
+        r.deletions.map((d) => [d.kind, d.name, d.result, cell(d.reason)]),
       ),
     );
   } else if (r.candidates.length > 0) {

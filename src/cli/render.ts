@@ -28,3 +28,8 @@ export function cell(value: string | number | boolean | null | undefined): strin
 export function plural(n: number, word: string, words = `${word}s`): string {
   return `${n} ${n === 1 ? word : words}`;
 }
+
+/** A table indented under the line before it (a section's title). */
+export function indentedTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  return indent(table(headers, rows));
+}

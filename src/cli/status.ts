@@ -8,12 +8,8 @@ import { performance } from 'node:perf_hooks';
 import { errorMessage } from '../common/log.js';
 import type { KubeClient } from '../k8s/kube-client.js';
 import {
-  diffAll,
-  diffElanInstance,
   diffElanInterface,
   diffInterface,
-  diffK8sNode,
-  diffVpnInstance,
   diffVpnInterface,
   netvirtPaths,
   type Decision,
@@ -25,9 +21,10 @@ import type { OdlKind, OdlState } from '../watcher/odl-state.js';
 import { ownerContext } from './connect.js';
 import { desiredState } from './desired.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
+import { kindDecisions } from './kind-decisions.js';
 import { readLeader, readWatcherEvents, type LeaderInfo, type WatcherEvent } from './kube-reader.js';
 import { KIND_LABEL } from './odl-objects.js';
-import { cell, indent, plural, table } from './render.js';
+import { cell, indentedTable, plural } from './render.js';
 import type { CliSettings } from './settings.js';
 import { readSnapshot } from './snapshot.js';
 
@@ -146,51 +143,19 @@ export function podProgramming(desired: DesiredState, odl: OdlState, owner: Owne
 
 /** Names odlcoe needs that a foreign ODL object holds. */
 export function collisions(desired: DesiredState, odl: OdlState, owner: OwnerContext): Collision[] {
-  const out: Collision[] = [];
-  const collect = (kind: OdlKind, decisions: Decision[]) => {
-    for (const d of decisions)
-      if (d.action === 'foreign' && d.wanted)
-        out.push({ kind: KIND_LABEL[kind], name: d.name, reason: d.reason });
-  };
-  const name = (e: { name: string }) => e.name;
-  collect(
+  const kinds: readonly OdlKind[] = [
     'interface',
-    diffAll(desired.interfaces, odl.values('interface'), name, (d, a, o) => diffInterface(d, a, owner, o)),
-  );
-  collect(
     'elanInterface',
-    diffAll(desired.elanInterfaces, odl.values('elanInterface'), name, (d, a, o) =>
-      diffElanInterface(d, a, owner, o),
-    ),
-  );
-  collect(
     'vpnInterface',
-    diffAll(desired.vpnInterfaces, odl.values('vpnInterface'), name, (d, a, o) =>
-      diffVpnInterface(d, a, odl.get('interface', (d ?? a)?.name ?? ''), owner, o),
-    ),
-  );
-  collect(
     'elanInstance',
-    diffAll(desired.elanInstances, odl.values('elanInstance'), name, (d, a, o) =>
-      diffElanInstance(d, a, owner, o),
-    ),
-  );
-  collect(
     'vpnInstance',
-    diffAll(desired.vpnInstances, odl.values('vpnInstance'), name, (d, a, o) =>
-      diffVpnInstance(d, a, owner, o),
-    ),
-  );
-  collect(
     'k8sNode',
-    diffAll(
-      desired.k8sNodes,
-      odl.values('k8sNode'),
-      (n) => n.uid,
-      (d, a, o) => diffK8sNode(d, a, owner, o),
+  ];
+  return kinds.flatMap((kind) =>
+    kindDecisions(kind, desired, odl, owner).flatMap((d) =>
+      d.action === 'foreign' && d.wanted ? [{ kind: KIND_LABEL[kind], name: d.name, reason: d.reason }] : [],
     ),
   );
-  return out;
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ value?: T; ms: number; error?: string }> {
@@ -307,34 +272,30 @@ export function renderStatus(r: StatusReport): string {
     );
     if (r.pods.pendingPods.length > 0) {
       out.push(
-        indent(
-          table(
-            ['POD', 'NODE', 'WHY'],
-            r.pods.pendingPods.map((p) => [p.pod, cell(p.node), p.reasons.join('; ')]),
-          ),
+        indentedTable(
+          ['POD', 'NODE', 'WHY'],
+          r.pods.pendingPods.map((p) => [p.pod, cell(p.node), p.reasons.join('; ')]),
         ),
       );
     }
   }
   if (r.collisions.length > 0) {
-    out.push('', `Collisions with foreign ODL objects: ${r.collisions.length}`);
     out.push(
-      indent(
-        table(
-          ['KIND', 'NAME', 'WHY'],
-          r.collisions.map((c) => [c.kind, c.name, c.reason]),
-        ),
+      '',
+      `Collisions with foreign ODL objects: ${r.collisions.length}`,
+      indentedTable(
+        ['KIND', 'NAME', 'WHY'],
+        r.collisions.map((c) => [c.kind, c.name, c.reason]),
       ),
     );
   }
   if (r.unparsed.length > 0) {
-    out.push('', `ODL entries that do not parse (left alone): ${r.unparsed.length}`);
     out.push(
-      indent(
-        table(
-          ['KIND', 'NAME', 'ERROR'],
-          r.unparsed.map((u) => [u.kind, u.name, u.error]),
-        ),
+      '',
+      `ODL entries that do not parse (left alone): ${r.unparsed.length}`,
+      indentedTable(
+        ['KIND', 'NAME', 'ERROR'],
+        r.unparsed.map((u) => [u.kind, u.name, u.error]),
       ),
     );
   }
@@ -344,11 +305,9 @@ export function renderStatus(r: StatusReport): string {
   else {
     out.push(`Watcher events: ${plural(r.events.length, 'warning')}`);
     out.push(
-      indent(
-        table(
-          ['LAST SEEN', 'OBJECT', 'REASON', 'COUNT', 'MESSAGE'],
-          r.events.map((e) => [cell(e.lastSeen), e.object, e.reason, String(e.count), e.message]),
-        ),
+      indentedTable(
+        ['LAST SEEN', 'OBJECT', 'REASON', 'COUNT', 'MESSAGE'],
+        r.events.map((e) => [cell(e.lastSeen), e.object, e.reason, String(e.count), e.message]),
       ),
     );
   }

@@ -16,7 +16,7 @@ import type { SubnetSource } from '../watcher/settings.js';
 import { nodeSubnet } from './desired.js';
 import type { KubeSnapshot } from './kube-reader.js';
 import { entryUrl, ownedEntries } from './odl-objects.js';
-import { cell, indent, table } from './render.js';
+import { cell, indentedTable, table } from './render.js';
 
 export interface SubnetPod {
   pod: string;
@@ -130,28 +130,22 @@ export function renderSubnets(r: SubnetsReport): string {
   ];
   for (const n of r.nodes) {
     if (n.pods.length === 0) continue;
-    out.push('', `Pods on ${n.node}:`);
     out.push(
-      indent(
-        table(
-          ['POD', 'IP', 'IN SUBNET'],
-          n.pods.map((p) => [
-            p.pod,
-            cell(p.ip),
-            cell(p.inSubnet === null ? null : p.inSubnet ? 'yes' : 'NO'),
-          ]),
-        ),
+      '',
+      `Pods on ${n.node}:`,
+      indentedTable(
+        ['POD', 'IP', 'IN SUBNET'],
+        n.pods.map((p) => [p.pod, cell(p.ip), cell(p.inSubnet === null ? null : p.inSubnet ? 'yes' : 'NO')]),
       ),
     );
   }
   if (r.staleEntries.length > 0) {
-    out.push('', 'k8s-node entries of this cluster whose node is gone:');
     out.push(
-      indent(
-        table(
-          ['UID', 'HOST', 'POD CIDR'],
-          r.staleEntries.map((s) => [s.uid, cell(s.hostName), cell(s.podCidr)]),
-        ),
+      '',
+      'k8s-node entries of this cluster whose node is gone:',
+      indentedTable(
+        ['UID', 'HOST', 'POD CIDR'],
+        r.staleEntries.map((s) => [s.uid, cell(s.hostName), cell(s.podCidr)]),
       ),
     );
   }

@@ -17,7 +17,7 @@ import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
 import { errorMessage, silentLogger } from '../common/log.js';
 import { CommandError } from '../agent/exec.js';
 import { Ovs, type OvsPort } from '../agent/ovs.js';
-import { EXTERNAL_ID } from '../agent/pod-network.js';
+import { EXTERNAL_ID } from '../agent/external-ids.js';
 import { validateBridgeName, validatePodRef } from '../agent/names.js';
 import type { KubeClient } from '../k8s/kube-client.js';
 import {

@@ -1,27 +1,14 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { silentLogger } from '../common/log.js';
 import { Registry } from '../common/metrics.js';
-import { startKubeSim } from '../kubesim/server.js';
+import type { KubeSim } from '../kubesim/server.js';
 import { Informer, objectKey } from './informer.js';
 import type { InformerEvent } from './informer.js';
-import { KubeClient } from './kube-client.js';
-
-type KubeSim = Awaited<ReturnType<typeof startKubeSim>>;
-
-async function waitFor(
-  what: string,
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs = 30_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+import type { KubeClient } from './kube-client.js';
+import { startSimApi } from '../../test/helpers/kube-api.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 function pod(name: string, labels: Record<string, string> = {}): V1Pod {
   return {
@@ -64,10 +51,8 @@ describe('informer recovers from injected API server faults', () => {
   };
 
   beforeEach(async () => {
-    sim = await startKubeSim({ port: 0 });
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(sim.kubeconfig());
-    api = new KubeClient(kubeConfig);
+    let kubeConfig: KubeConfig;
+    ({ sim, kubeConfig, api } = await startSimApi());
     await api.request('POST', '/api/v1/namespaces', {
       body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns1' } },
     });
@@ -93,7 +78,7 @@ describe('informer recovers from injected API server faults', () => {
       .on('event', (e) => events.push(e));
     informer.start();
     await informer.waitForSync(AbortSignal.timeout(30_000));
-    await waitFor('the first watch', () => count('connect') >= 1);
+    await waitFor(() => count('connect') >= 1, { what: 'the first watch' });
   });
 
   afterEach(async () => {
@@ -103,14 +88,16 @@ describe('informer recovers from injected API server faults', () => {
 
   it('re-watches from the last resourceVersion after the server closes watches: no relist, no backoff', async () => {
     await createPod(pod('before-close'));
-    await waitFor('the watch to deliver', () => informer.get('ns1/before-close') !== undefined);
+    await waitFor(() => informer.get('ns1/before-close') !== undefined, {
+      what: 'the watch to deliver',
+    });
     const connects = count('connect');
     sim.fault({ action: 'close-watches' });
-    await waitFor('a new watch', () => count('connect') > connects);
+    await waitFor(() => count('connect') > connects, { what: 'a new watch' });
     await createPod(pod('after-close'));
     await deletePod('p0');
     await relabelPod('p1', { v: '2' });
-    await waitFor('the cache to match the server', cacheMatchesServer);
+    await waitFor(cacheMatchesServer, { what: 'the cache to match the server' });
     assert.equal(count('relist'), 0);
     assert.equal(count('reconnect'), 0, 'a clean close is not an error');
     assert.ok(
@@ -125,7 +112,7 @@ describe('informer recovers from injected API server faults', () => {
     sim.fault({ action: 'silent-watches', seconds: 2 });
     const connects = count('connect');
     sim.fault({ action: 'close-watches' });
-    await waitFor('the silent watch', () => count('connect') > connects);
+    await waitFor(() => count('connect') > connects, { what: 'the silent watch' });
     handled.length = 0;
     await deletePod('p0');
     await deletePod('p1');
@@ -135,8 +122,8 @@ describe('informer recovers from injected API server faults', () => {
     await deletePod('p3');
     // History is gone: the informer's resourceVersion is now too old to watch from.
     sim.fault({ action: 'compact' });
-    await waitFor('a relist', () => count('relist') >= 1);
-    await waitFor('the cache to match the server', cacheMatchesServer);
+    await waitFor(() => count('relist') >= 1, { what: 'a relist' });
+    await waitFor(cacheMatchesServer, { what: 'the cache to match the server' });
     assert.ok(count('watchdog') >= 1, 'the silent watch was detected');
     assert.deepEqual(
       handled.filter((h) => h.startsWith('delete')).sort(),
@@ -149,7 +136,9 @@ describe('informer recovers from injected API server faults', () => {
     assert.match(await registry.metrics(), /odlcoe_informer_relists_total\{informer="pods"\} [1-9]/);
     // Still live after the relist.
     await createPod(pod('after-relist'));
-    await waitFor('the watch after the relist', () => informer.get('ns1/after-relist') !== undefined);
+    await waitFor(() => informer.get('ns1/after-relist') !== undefined, {
+      what: 'the watch after the relist',
+    });
   });
 
   for (const status of [500, 429] as const) {
@@ -157,19 +146,23 @@ describe('informer recovers from injected API server faults', () => {
       const errorsBefore = count('error');
       sim.fault({ action: 'errors', status, seconds: 1.5 });
       sim.fault({ action: 'close-watches' });
-      await waitFor('failed reconnects', () => count('error') >= errorsBefore + 2);
+      await waitFor(() => count('error') >= errorsBefore + 2, {
+        what: 'failed reconnects',
+      });
       const reconnects = events.filter((e) => e.type === 'reconnect');
       assert.ok(reconnects.length >= 2);
       assert.ok(reconnects.every((e) => e.type === 'reconnect' && e.delayMs > 0 && e.delayMs <= 400));
       // Writes fail during the burst as well; retry them until the server answers again.
-      await waitFor('the burst to end', () =>
-        createPod(pod(`after-${status}`)).then(
-          () => true,
-          () => false,
-        ),
+      await waitFor(
+        () =>
+          createPod(pod(`after-${status}`)).then(
+            () => true,
+            () => false,
+          ),
+        { what: 'the burst to end' },
       );
       await deletePod('p4');
-      await waitFor('the cache to match the server', cacheMatchesServer);
+      await waitFor(cacheMatchesServer, { what: 'the cache to match the server' });
       assert.ok(informer.stalledMs() === 0);
       assert.match(await registry.metrics(), /odlcoe_informer_reconnects_total\{informer="pods"\} [1-9]/);
     });
@@ -179,11 +172,11 @@ describe('informer recovers from injected API server faults', () => {
     sim.fault({ action: 'silent-watches', seconds: 1 });
     const connects = count('connect');
     sim.fault({ action: 'close-watches' });
-    await waitFor('the silent watch', () => count('connect') > connects);
+    await waitFor(() => count('connect') > connects, { what: 'the silent watch' });
     await createPod(pod('during-silence'));
     await deletePod('p5');
-    await waitFor('the watchdog', () => count('watchdog') >= 1);
-    await waitFor('the cache to match the server', cacheMatchesServer);
+    await waitFor(() => count('watchdog') >= 1, { what: 'the watchdog' });
+    await waitFor(cacheMatchesServer, { what: 'the cache to match the server' });
     assert.ok(informer.get('ns1/during-silence'));
     assert.ok(handled.includes('delete p5 v=1'));
     assert.equal(count('relist'), 0, 'history still covers the gap: no relist needed');

@@ -1,28 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { silentLogger } from '../common/log.js';
 import { Registry } from '../common/metrics.js';
-import { startKubeSim } from '../kubesim/server.js';
+import type { KubeSim } from '../kubesim/server.js';
 import { Informer, objectKey, waitForAllSynced } from './informer.js';
 import type { InformerEvent, InformerOptions } from './informer.js';
-import { KubeClient } from './kube-client.js';
-
-type KubeSim = Awaited<ReturnType<typeof startKubeSim>>;
-
-/** Polls `condition` until it holds; the deadline is generous because CI machines are busy. */
-async function waitFor(
-  what: string,
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs = 20_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+import type { KubeClient } from './kube-client.js';
+import { startSimApi } from '../../test/helpers/kube-api.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 function pod(name: string, node: string, labels: Record<string, string> = {}): V1Pod {
   return {
@@ -61,10 +47,7 @@ describe('informer against the Kubernetes simulator', () => {
   };
 
   before(async () => {
-    sim = await startKubeSim({ port: 0 });
-    kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(sim.kubeconfig());
-    api = new KubeClient(kubeConfig);
+    ({ sim, kubeConfig, api } = await startSimApi());
     await api.request('POST', '/api/v1/namespaces', {
       body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns1' } },
     });
@@ -99,7 +82,7 @@ describe('informer against the Kubernetes simulator', () => {
     assert.ok(informer.get('ns1/sync-3'));
     assert.equal(informer.get('ns1/sync-3')?.kind, 'Pod', 'listed items carry their kind');
     assert.notEqual(informer.resourceVersion(), '');
-    await waitFor('the watch to connect', () => events.includes('connect'));
+    await waitFor(() => events.includes('connect'), { what: 'the watch to connect' });
   });
 
   it('delivers add, update and delete from the watch', async () => {
@@ -114,11 +97,11 @@ describe('informer against the Kubernetes simulator', () => {
     informer.start();
     await informer.waitForSync(AbortSignal.timeout(20_000));
     await createPod(pod('crud-1', 'node-a', { app: 'crud', v: '1' }));
-    await waitFor('the add', () => seen.includes('add ns1/crud-1'));
+    await waitFor(() => seen.includes('add ns1/crud-1'), { what: 'the add' });
     await relabelPod('crud-1', { app: 'crud', v: '2' });
-    await waitFor('the update', () => seen.includes('update ns1/crud-1 1->2'));
+    await waitFor(() => seen.includes('update ns1/crud-1 1->2'), { what: 'the update' });
     await deletePod('crud-1');
-    await waitFor('the delete', () => seen.includes('delete ns1/crud-1 v=2'));
+    await waitFor(() => seen.includes('delete ns1/crud-1 v=2'), { what: 'the delete' });
     assert.deepEqual(seen, ['add ns1/crud-1', 'update ns1/crud-1 1->2', 'delete ns1/crud-1 v=2']);
     assert.equal(informer.get('ns1/crud-1'), undefined);
   });
@@ -132,7 +115,7 @@ describe('informer against the Kubernetes simulator', () => {
     await informer.waitForSync(AbortSignal.timeout(20_000));
     assert.deepEqual(informer.list().map(objectKey), ['ns1/web-1']);
     await relabelPod('web-1', { tier: 'db' });
-    await waitFor('the delete', () => deleted.includes('ns1/web-1'));
+    await waitFor(() => deleted.includes('ns1/web-1'), { what: 'the delete' });
     assert.equal(informer.list().length, 0);
   });
 
@@ -175,7 +158,7 @@ describe('informer against the Kubernetes simulator', () => {
     assert.deepEqual(informer.list().map(objectKey), ['ns1/on-b-1']);
     await createPod(pod('on-c-2', 'node-c'));
     await createPod(pod('on-b-2', 'node-b'));
-    await waitFor('the node-b pod', () => informer.get('ns1/on-b-2') !== undefined);
+    await waitFor(() => informer.get('ns1/on-b-2') !== undefined, { what: 'the node-b pod' });
     assert.equal(informer.get('ns1/on-c-2'), undefined);
     assert.deepEqual(informer.list().map(objectKey).sort(), ['ns1/on-b-1', 'ns1/on-b-2']);
   });

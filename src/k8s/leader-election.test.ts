@@ -3,28 +3,16 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { silentLogger } from '../common/log.js';
 import { Registry } from '../common/metrics.js';
-import { startKubeSim } from '../kubesim/server.js';
-import { KubeClient } from './kube-client.js';
+import type { KubeSim } from '../kubesim/server.js';
+import type { KubeClient } from './kube-client.js';
+import { startSimApi } from '../../test/helpers/kube-api.js';
+import { waitFor } from '../../test/helpers/wait.js';
 import { LeaderElector } from './leader-election.js';
 import type { LeaderElectorOptions } from './leader-election.js';
 import { microTime } from './lease-lock.js';
-
-type KubeSim = Awaited<ReturnType<typeof startKubeSim>>;
-
-async function waitFor(
-  what: string,
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs = 30_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 interface LeaseObject {
   metadata: { resourceVersion: string };
@@ -109,10 +97,7 @@ describe('leader election on a Lease in the Kubernetes simulator', () => {
   };
 
   before(async () => {
-    sim = await startKubeSim({ port: 0 });
-    kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(sim.kubeconfig());
-    api = new KubeClient(kubeConfig);
+    ({ sim, kubeConfig, api } = await startSimApi());
     await api
       .request('POST', '/api/v1/namespaces', {
         body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system' } },
@@ -148,19 +133,25 @@ describe('leader election on a Lease in the Kubernetes simulator', () => {
     const b = candidate('b', timing);
     a.run();
     b.run();
-    await waitFor('a leader', () => a.elector.isLeader() || b.elector.isLeader());
+    await waitFor(() => a.elector.isLeader() || b.elector.isLeader(), {
+      what: 'a leader',
+    });
     const [leader, standby] = a.elector.isLeader() ? [a, b] : [b, a];
     // Several renewals later, still one leader and the standby knows who it is.
     const renewedBefore = (await readLease()).spec.renewTime;
-    await waitFor('two renewals', async () => (await readLease()).spec.renewTime !== renewedBefore);
+    await waitFor(async () => (await readLease()).spec.renewTime !== renewedBefore, {
+      what: 'two renewals',
+    });
     assert.equal(standby.elector.isLeader(), false);
-    await waitFor('the standby to see the leader', () => standby.leaders.includes(leader.identity));
+    await waitFor(() => standby.leaders.includes(leader.identity), {
+      what: 'the standby to see the leader',
+    });
 
     const stoppedAt = Date.now();
     await leader.elector.stop();
     assert.equal(leader.signal?.aborted, true);
     assert.equal(leader.stopped, 1);
-    await waitFor('the standby to take over', () => standby.elector.isLeader(), 25_000);
+    await waitFor(() => standby.elector.isLeader(), { what: 'the standby to take over', timeoutMs: 25_000 });
     assert.ok(Date.now() - stoppedAt < 30_000, 'took over before the released lease would have expired');
     assert.equal((await readLease()).spec.holderIdentity, standby.identity);
     assert.equal(maxConcurrentLeaders, 1);
@@ -192,17 +183,19 @@ describe('leader election on a Lease in the Kubernetes simulator', () => {
     children.push(child);
     let output = '';
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await waitFor('the child to lead', () => output.includes('leading'), 30_000);
+    await waitFor(() => output.includes('leading'), { what: 'the child to lead', timeoutMs: 30_000 });
 
     const standby = candidate('standby');
     standby.run();
-    await waitFor('the standby to see the child lead', () => standby.leaders.includes('doomed'));
+    await waitFor(() => standby.leaders.includes('doomed'), {
+      what: 'the standby to see the child lead',
+    });
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
     await exited;
     const lease = await readLease();
     assert.equal(lease.spec.holderIdentity, 'doomed', 'a killed leader releases nothing');
-    await waitFor('the standby to take over', () => standby.elector.isLeader());
+    await waitFor(() => standby.elector.isLeader(), { what: 'the standby to take over' });
     const taken = await readLease();
     assert.equal(taken.spec.holderIdentity, 'standby');
     assert.equal(taken.spec.leaseTransitions, (lease.spec.leaseTransitions ?? 0) + 1);
@@ -212,7 +205,7 @@ describe('leader election on a Lease in the Kubernetes simulator', () => {
     freshLease();
     const a = candidate('a');
     a.run();
-    await waitFor('a to lead', () => a.elector.isLeader());
+    await waitFor(() => a.elector.isLeader(), { what: 'a to lead' });
     const signal = a.signal;
     assert.ok(signal && !signal.aborted);
     // An intruder overwrites the Lease with its own, fresh claim.
@@ -228,12 +221,12 @@ describe('leader election on a Lease in the Kubernetes simulator', () => {
         },
       },
     });
-    await waitFor('a to notice', () => signal.aborted);
+    await waitFor(() => signal.aborted, { what: 'a to notice' });
     assert.equal(a.elector.isLeader(), false);
     assert.equal(a.stopped, 1);
     assert.ok(a.leaders.includes('intruder'));
     // The intruder never renews: once its claim expires on a's clock, a leads again.
-    await waitFor('a to lead again', () => a.started === 2);
+    await waitFor(() => a.started === 2, { what: 'a to lead again' });
     assert.equal((await readLease()).spec.holderIdentity, 'a');
   });
 
@@ -241,16 +234,18 @@ describe('leader election on a Lease in the Kubernetes simulator', () => {
     freshLease();
     const a = candidate('a');
     a.run();
-    await waitFor('a to lead', () => a.elector.isLeader());
+    await waitFor(() => a.elector.isLeader(), { what: 'a to lead' });
     const signal = a.signal;
     assert.ok(signal && !signal.aborted);
     // Every request now takes longer than the renew deadline.
     sim.fault({ action: 'latency', ms: 2500 });
-    await waitFor('the deadline to pass', () => signal.aborted, 15_000);
+    await waitFor(() => signal.aborted, { what: 'the deadline to pass', timeoutMs: 15_000 });
     assert.equal(a.elector.isLeader(), false);
     assert.equal(a.stopped, 1);
     sim.fault({ action: 'clear' });
-    await waitFor('a to lead again once the API server answers', () => a.elector.isLeader());
+    await waitFor(() => a.elector.isLeader(), {
+      what: 'a to lead again once the API server answers',
+    });
   });
 
   it('rejects timings that could let two leaders overlap', () => {

@@ -1,27 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { silentLogger } from '../common/log.js';
 import { Registry } from '../common/metrics.js';
-import { startKubeSim, type KubeSim } from '../kubesim/server.js';
-import { KubeClient } from './kube-client.js';
+import type { KubeSim } from '../kubesim/server.js';
+import type { KubeClient } from './kube-client.js';
 import { LeaderElector } from './leader-election.js';
+import { startSimApi } from '../../test/helpers/kube-api.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 interface LeaseObject {
   metadata: { resourceVersion: string };
   spec: { holderIdentity?: string; leaseDurationSeconds?: number };
-}
-
-async function until(
-  cond: () => boolean | Promise<boolean>,
-  what: string,
-  timeoutMs = 20_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('releasing the Lease on stop', () => {
@@ -31,10 +21,7 @@ describe('releasing the Lease on stop', () => {
   const path = '/apis/coordination.k8s.io/v1/namespaces/default/leases/release-test';
 
   before(async () => {
-    sim = await startKubeSim({ port: 0 });
-    kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(sim.kubeconfig());
-    api = new KubeClient(kubeConfig);
+    ({ sim, kubeConfig, api } = await startSimApi());
   });
   after(async () => {
     await sim?.close();
@@ -56,7 +43,7 @@ describe('releasing the Lease on stop', () => {
       logger: silentLogger(),
     });
     const running = elector.run();
-    await until(() => elector.isLeader(), 'a to lead');
+    await waitFor(() => elector.isLeader(), { what: 'a to lead' });
 
     // Same holder, new resourceVersion: what a renewal looks like when the API server applied
     // it but the client gave up on the answer.

@@ -1,22 +1,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { Registry } from '../common/metrics.js';
-import type { WorkQueueOptions } from './work-queue.js';
-import { WorkQueue } from './work-queue.js';
-
-async function waitFor(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
-
-function gate(): { promise: Promise<void>; open(): void } {
-  let open = (): void => undefined;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  return { promise, open };
-}
+import { waitFor } from '../../test/helpers/wait.js';
+import { QUEUE_POLL, testQueues } from './test-support.js';
 
 /** The value of one series as Prometheus would scrape it (collect callbacks run). */
 async function sample(
@@ -34,27 +20,10 @@ async function sample(
   return match?.value;
 }
 
-const queues: WorkQueue[] = [];
-const gates: Array<() => void> = [];
+const queues = testQueues('pods');
+const makeQueue = queues.make;
 
-function makeQueue(
-  options: Partial<WorkQueueOptions> & Pick<WorkQueueOptions, 'reconcile' | 'registry'>,
-): WorkQueue {
-  const queue = new WorkQueue({
-    name: 'pods',
-    workers: 1,
-    backoff: { baseDelayMs: 1, maxDelayMs: 10 },
-    rateLimit: { perSecond: 10_000, burst: 10_000 },
-    ...options,
-  });
-  queues.push(queue);
-  return queue;
-}
-
-afterEach(async () => {
-  for (const open of gates.splice(0)) open();
-  await Promise.all(queues.splice(0).map((q) => q.shutdown({ timeoutMs: 1000 })));
-});
+afterEach(() => queues.closeAll());
 
 describe('work queue metrics', () => {
   it('publishes every series at zero before the first key', async () => {
@@ -79,8 +48,7 @@ describe('work queue metrics', () => {
 
   it('counts adds, depth, retries, durations and results', async () => {
     const registry = new Registry();
-    const release = gate();
-    gates.push(release.open);
+    const release = queues.gate();
     let bFailures = 0;
     let cRequeued = false;
     const queue = makeQueue({
@@ -97,7 +65,7 @@ describe('work queue metrics', () => {
     });
     queue.start();
     for (const key of ['a', 'b', 'b', 'c']) queue.add(key);
-    await waitFor('a in flight', () => queue.inFlight === 1);
+    await waitFor(() => queue.inFlight === 1, { ...QUEUE_POLL, what: 'a in flight' });
     const labels = { name: 'pods' };
     assert.equal(await sample(registry, 'odlcoe_workqueue_depth', labels), 2);
     assert.equal(
@@ -132,13 +100,12 @@ describe('work queue metrics', () => {
 
   it('reports in-flight time while a reconcile runs and zero once the queue stops', async () => {
     const registry = new Registry();
-    const release = gate();
-    gates.push(release.open);
+    const release = queues.gate();
     const queue = makeQueue({ registry, workers: 2, reconcile: () => release.promise });
     queue.start();
     queue.add('a');
     queue.add('b');
-    await waitFor('both in flight', () => queue.inFlight === 2);
+    await waitFor(() => queue.inFlight === 2, { ...QUEUE_POLL, what: 'both in flight' });
     const labels = { name: 'pods' };
     // Poll rather than sleep: the values grow with the monotonic clock while both run.
     let unfinished = 0;

@@ -3,34 +3,8 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, it } from 'node:test';
 import winston from 'winston';
 import type { Logger } from '../common/log.js';
-import type { WorkQueueOptions } from './work-queue.js';
-import { WorkQueue } from './work-queue.js';
-
-async function waitFor(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
-
-async function within<T>(what: string, promise: Promise<T>, timeoutMs = 10_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
-  });
-  try {
-    return await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function gate(): { promise: Promise<void>; open(): void } {
-  let open = (): void => undefined;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  return { promise, open };
-}
+import { waitFor, within } from '../../test/helpers/wait.js';
+import { QUEUE_POLL, testQueues } from './test-support.js';
 
 /** A real winston logger whose JSON lines land in an array. */
 function capturingLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
@@ -57,30 +31,14 @@ function untilAborted(signal: AbortSignal): Promise<never> {
   });
 }
 
-const queues: WorkQueue[] = [];
-const gates: Array<() => void> = [];
+const queues = testQueues();
+const makeQueue = queues.make;
 
-function makeQueue(options: Partial<WorkQueueOptions> & Pick<WorkQueueOptions, 'reconcile'>): WorkQueue {
-  const queue = new WorkQueue({
-    name: 'test',
-    workers: 1,
-    backoff: { baseDelayMs: 1, maxDelayMs: 10 },
-    rateLimit: { perSecond: 10_000, burst: 10_000 },
-    ...options,
-  });
-  queues.push(queue);
-  return queue;
-}
-
-afterEach(async () => {
-  for (const open of gates.splice(0)) open();
-  await Promise.all(queues.splice(0).map((q) => q.shutdown({ timeoutMs: 1000 })));
-});
+afterEach(() => queues.closeAll());
 
 describe('work queue shutdown', () => {
   it('with drain finishes queued and in-flight work and refuses new adds (logged, not thrown)', async () => {
-    const release = gate();
-    gates.push(release.open);
+    const release = queues.gate();
     const { logger, lines } = capturingLogger();
     const runs: string[] = [];
     const signals: AbortSignal[] = [];
@@ -94,7 +52,7 @@ describe('work queue shutdown', () => {
     });
     queue.start();
     for (const key of ['a', 'b', 'c']) queue.add(key);
-    await waitFor('a in flight', () => queue.inFlight === 1);
+    await waitFor(() => queue.inFlight === 1, { ...QUEUE_POLL, what: 'a in flight' });
     const stopped = queue.shutdown({ drain: true });
     queue.add('d');
     queue.addAfter('e', 1);
@@ -114,8 +72,7 @@ describe('work queue shutdown', () => {
   });
 
   it('with drain runs once more a key that was re-added while in flight', async () => {
-    const release = gate();
-    gates.push(release.open);
+    const release = queues.gate();
     let runs = 0;
     const queue = makeQueue({
       reconcile: async () => {
@@ -125,7 +82,7 @@ describe('work queue shutdown', () => {
     });
     queue.start();
     queue.add('k');
-    await waitFor('k in flight', () => queue.inFlight === 1);
+    await waitFor(() => queue.inFlight === 1, { ...QUEUE_POLL, what: 'k in flight' });
     queue.add('k');
     const stopped = queue.shutdown({ drain: true });
     release.open();
@@ -134,8 +91,7 @@ describe('work queue shutdown', () => {
   });
 
   it('with drain drops delayed keys and does not retry failures', async () => {
-    const release = gate();
-    gates.push(release.open);
+    const release = queues.gate();
     const runs: string[] = [];
     const queue = makeQueue({
       reconcile: async (key) => {
@@ -147,7 +103,7 @@ describe('work queue shutdown', () => {
     queue.start();
     queue.add('a');
     queue.addAfter('later', 600_000);
-    await waitFor('a in flight', () => queue.inFlight === 1);
+    await waitFor(() => queue.inFlight === 1, { ...QUEUE_POLL, what: 'a in flight' });
     const stopped = queue.shutdown({ drain: true });
     assert.equal(queue.delayed, 0);
     release.open();
@@ -175,7 +131,7 @@ describe('work queue shutdown', () => {
     queue.start();
     queue.add('a');
     queue.add('b');
-    await waitFor('a in flight', () => queue.inFlight === 1);
+    await waitFor(() => queue.inFlight === 1, { ...QUEUE_POLL, what: 'a in flight' });
     await within('shutdown', queue.shutdown());
     assert.equal(seenSignal?.aborted, true);
     assert.match(String((seenSignal?.reason as Error).message), /work queue "test" shut down/);
@@ -187,8 +143,7 @@ describe('work queue shutdown', () => {
   });
 
   it('a timeout aborts a drain that takes too long and returns without the stuck reconcile', async () => {
-    const release = gate();
-    gates.push(release.open);
+    const release = queues.gate();
     let seenSignal: AbortSignal | undefined;
     const queue = makeQueue({
       reconcile: async (_key, signal) => {
@@ -199,7 +154,7 @@ describe('work queue shutdown', () => {
     queue.start();
     queue.add('stuck');
     queue.add('next');
-    await waitFor('stuck in flight', () => queue.inFlight === 1);
+    await waitFor(() => queue.inFlight === 1, { ...QUEUE_POLL, what: 'stuck in flight' });
     await within('shutdown with timeout', queue.shutdown({ drain: true, timeoutMs: 20 }));
     assert.equal(seenSignal?.aborted, true);
     assert.equal(queue.inFlight, 1, 'the stuck reconcile is still running');
@@ -218,7 +173,7 @@ describe('work queue shutdown', () => {
     });
     queue.start();
     queue.add('k');
-    await waitFor('k in flight', () => queue.inFlight === 1);
+    await waitFor(() => queue.inFlight === 1, { ...QUEUE_POLL, what: 'k in flight' });
     const draining = queue.shutdown({ drain: true });
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(seenSignal?.aborted, false);
@@ -247,8 +202,7 @@ describe('work queue shutdown', () => {
   });
 
   it('drops requeueAfterMs results of work finished during a drain', async () => {
-    const release = gate();
-    gates.push(release.open);
+    const release = queues.gate();
     const queue = makeQueue({
       reconcile: async () => {
         await release.promise;
@@ -257,7 +211,7 @@ describe('work queue shutdown', () => {
     });
     queue.start();
     queue.add('k');
-    await waitFor('k in flight', () => queue.inFlight === 1);
+    await waitFor(() => queue.inFlight === 1, { ...QUEUE_POLL, what: 'k in flight' });
     const stopped = queue.shutdown({ drain: true });
     release.open();
     await within('shutdown', stopped);

@@ -1,62 +1,15 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { Registry } from '../common/metrics.js';
-import type { ReconcileResult, WorkQueueOptions } from './work-queue.js';
+import { waitFor, within } from '../../test/helpers/wait.js';
+import { QUEUE_POLL, testQueues } from './test-support.js';
 import { WorkQueue } from './work-queue.js';
+import type { ReconcileResult } from './work-queue.js';
 
-// ---- small harness (kept here: test code does not belong in the shipped build) ----
+const queues = testQueues();
+const makeQueue = queues.make;
 
-async function waitFor(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
-
-async function within<T>(what: string, promise: Promise<T>, timeoutMs = 10_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
-  });
-  try {
-    return await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-interface Gate {
-  promise: Promise<void>;
-  open(): void;
-}
-
-function gate(): Gate {
-  let open = (): void => undefined;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  return { promise, open };
-}
-
-const queues: WorkQueue[] = [];
-
-function makeQueue(options: Partial<WorkQueueOptions> & Pick<WorkQueueOptions, 'reconcile'>): WorkQueue {
-  const queue = new WorkQueue({
-    name: 'test',
-    workers: 1,
-    backoff: { baseDelayMs: 1, maxDelayMs: 10 },
-    rateLimit: { perSecond: 10_000, burst: 10_000 },
-    ...options,
-  });
-  queues.push(queue);
-  return queue;
-}
-
-afterEach(async () => {
-  // Abort whatever a failed test left running so the file never hangs.
-  await Promise.all(queues.splice(0).map((q) => q.shutdown({ timeoutMs: 1000 })));
-});
-
-// ---- the rules ----
+afterEach(() => queues.closeAll());
 
 describe('work queue', () => {
   it('dedup: a key is queued at most once at a time', async () => {
@@ -70,7 +23,7 @@ describe('work queue', () => {
   });
 
   it('a key being processed is never processed by a second worker', async () => {
-    const release = gate();
+    const release = queues.gate();
     let active = 0;
     let maxActive = 0;
     let runs = 0;
@@ -86,7 +39,7 @@ describe('work queue', () => {
     });
     queue.start();
     queue.add('ns/pod');
-    await waitFor('the first reconcile', () => queue.inFlight === 1);
+    await waitFor(() => queue.inFlight === 1, { ...QUEUE_POLL, what: 'the first reconcile' });
     for (let i = 0; i < 5; i++) queue.add('ns/pod');
     // Three workers are free, yet the key is held back until its own reconcile ends.
     await new Promise((resolve) => setImmediate(resolve));
@@ -99,7 +52,7 @@ describe('work queue', () => {
   });
 
   it('a key re-added while processing runs again afterwards, once', async () => {
-    const release = gate();
+    const release = queues.gate();
     let state = 'v1';
     const seen: string[] = [];
     const queue = makeQueue({
@@ -111,7 +64,7 @@ describe('work queue', () => {
     });
     queue.start();
     queue.add('k');
-    await waitFor('the first reconcile', () => seen.length === 1);
+    await waitFor(() => seen.length === 1, { ...QUEUE_POLL, what: 'the first reconcile' });
     state = 'v2';
     for (let i = 0; i < 10; i++) queue.add('k');
     release.open();
@@ -148,7 +101,10 @@ describe('work queue', () => {
     });
     queue.start();
     queue.add('k');
-    await waitFor('two failures', () => runs === 2 && queue.inFlight === 0 && queue.delayed === 1);
+    await waitFor(() => runs === 2 && queue.inFlight === 0 && queue.delayed === 1, {
+      ...QUEUE_POLL,
+      what: 'two failures',
+    });
     assert.ok(
       (queue.delayRemainingMs('k') ?? 0) > 100_000,
       'the retry waits for the bucket, not the 1 ms backoff',
@@ -186,7 +142,7 @@ describe('work queue', () => {
     });
     queue.start();
     queue.add('k');
-    await waitFor('the requeue', () => queue.delayed === 1 && queue.inFlight === 0);
+    await waitFor(() => queue.delayed === 1 && queue.inFlight === 0, { ...QUEUE_POLL, what: 'the requeue' });
     const remaining = queue.delayRemainingMs('k') ?? 0;
     assert.ok(remaining > 30_000 && remaining <= 60_000, `requeued for the asked delay, got ${remaining}`);
     assert.equal(queue.numRequeues('k'), 0);
@@ -223,7 +179,7 @@ describe('work queue', () => {
   });
 
   it('N workers run different keys concurrently', async () => {
-    const release = gate();
+    const release = queues.gate();
     const started: string[] = [];
     const queue = makeQueue({
       workers: 3,
@@ -234,7 +190,7 @@ describe('work queue', () => {
     });
     queue.start();
     for (const key of ['a', 'b', 'c', 'd']) queue.add(key);
-    await waitFor('three reconciles at once', () => queue.inFlight === 3);
+    await waitFor(() => queue.inFlight === 3, { ...QUEUE_POLL, what: 'three reconciles at once' });
     assert.deepEqual(started, ['a', 'b', 'c']);
     assert.equal(queue.length, 1);
     release.open();
@@ -308,7 +264,7 @@ describe('work queue', () => {
     queue.start();
     queue.addAfter('k', 20);
     queue.add('k');
-    await waitFor('the immediate run', () => runs === 1);
+    await waitFor(() => runs === 1, { ...QUEUE_POLL, what: 'the immediate run' });
     await within('idle', queue.idle());
     assert.equal(runs, 2);
   });

@@ -144,6 +144,8 @@ export async function startSimulatedNode(opts: SimulatedNodeOptions): Promise<Si
     const config = {
       nodeName: opts.name,
       kubeconfig: opts.kubeconfigPath,
+      // The agent stops by itself when the sandbox is gone, even after a SIGKILL of the sandbox.
+      parentPid: process.pid,
       odl: {
         url: opts.odlUrl,
         dialect: opts.odlDialect,

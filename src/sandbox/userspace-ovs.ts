@@ -1,16 +1,17 @@
 /**
- * A private, userspace Open vSwitch for one simulated node: its own ovsdb-server and
- * `ovs-vswitchd --disable-system`, run inside the node's network namespace, with every
- * runtime, database and log file in the node's directory. It touches neither a system OVS
- * nor another node's: ovs-vswitchd creates tap devices (`ovs-netdev`, one per bridge) in the
- * namespace it runs in, so two of them cannot share a namespace, and every node has its own.
- * Bridges must use `datapath_type=netdev` (no kernel module is needed or used).
+ * A private, userspace Open vSwitch: its own ovsdb-server and `ovs-vswitchd --disable-system`,
+ * with every runtime, database and log file in one directory. It touches neither a system OVS
+ * nor another instance's. The sandbox runs one per simulated node, inside the node's network
+ * namespace; the integration tests' harness (test/helpers/ovs-sandbox.ts) starts its own
+ * through here too. ovs-vswitchd creates tap devices (`ovs-netdev`, one per bridge) in the
+ * namespace it runs in, so two instances cannot share a namespace. Bridges must use
+ * `datapath_type=netdev` (no kernel module is needed or used).
  */
 import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { run } from '../agent/exec.js';
 import { checkNetnsName } from './netns.js';
-import { readPidFile, stopPid } from './processes.js';
+import { isAlive, readPidFile, stopPid } from './processes.js';
 
 export const OVS_SCHEMA = '/usr/share/openvswitch/vswitch.ovsschema';
 const OVS_PROGRAMS = ['ovsdb-tool', 'ovsdb-server', 'ovs-vswitchd', 'ovs-vsctl'] as const;
@@ -21,7 +22,15 @@ export interface UserspaceOvs {
   dbSocket: string;
   /** ovs-vsctl against this instance; returns stdout. */
   vsctl(args: readonly string[]): Promise<string>;
-  /** Stops both daemons by pid; safe to call twice. */
+  /** ovs-ofctl against this instance's bridges (e.g. ['-O', 'OpenFlow13', 'dump-flows', 'br-int']). */
+  ofctl(args: readonly string[]): Promise<string>;
+  /** Whether ovs-vswitchd is running (it may have been stopped, or have died). */
+  vswitchdRunning(): Promise<boolean>;
+  /** Stops ovs-vswitchd only (ovsdb-server keeps running), as when the switch daemon dies. */
+  stopVswitchd(): Promise<void>;
+  /** Starts ovs-vswitchd again after stopVswitchd(); does nothing while it runs. */
+  startVswitchd(): Promise<void>;
+  /** Stops both daemons by pid (vswitchd first: it holds the database connection); safe to call twice. */
   stop(): Promise<void>;
 }
 
@@ -42,8 +51,12 @@ export async function ovsUnavailableReason(): Promise<string | undefined> {
   return undefined;
 }
 
-export async function startUserspaceOvs(opts: { dir: string; netns: string }): Promise<UserspaceOvs> {
-  const netns = checkNetnsName(opts.netns);
+/**
+ * Starts both daemons with their files in `dir` (created if missing), inside the named network
+ * namespace `netns`, or in this process's own namespace when it is absent.
+ */
+export async function startUserspaceOvs(opts: { dir: string; netns?: string }): Promise<UserspaceOvs> {
+  const netns = opts.netns === undefined ? undefined : checkNetnsName(opts.netns);
   const dir = opts.dir;
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const dbSocket = join(dir, 'db.sock');
@@ -56,8 +69,8 @@ export async function startUserspaceOvs(opts: { dir: string; netns: string }): P
   };
   // `ip netns exec` execs the daemon in the namespace; --detach returns once it serves, and
   // its pidfile names the daemon itself.
-  const inNetns = (command: string, args: string[]) =>
-    run('ip', ['netns', 'exec', netns, command, ...args], { env });
+  const daemon = (command: string, args: string[]) =>
+    netns ? run('ip', ['netns', 'exec', netns, command, ...args], { env }) : run(command, args, { env });
   const daemonArgs = (name: string) => [
     `--pidfile=${join(dir, `${name}.pid`)}`,
     `--log-file=${join(dir, `${name}.log`)}`,
@@ -68,28 +81,51 @@ export async function startUserspaceOvs(opts: { dir: string; netns: string }): P
   ];
   const vsctl = async (args: readonly string[]) =>
     (await run('ovs-vsctl', [`--db=unix:${dbSocket}`, '--timeout=20', ...args], { env })).stdout;
-  const pids: number[] = [];
+  const pids: { ovsdb?: number; vswitchd?: number } = {};
+
+  const vswitchdRunning = async () => pids.vswitchd !== undefined && (await isAlive(pids.vswitchd));
+  const startVswitchd = async () => {
+    if (await vswitchdRunning()) return;
+    await daemon('ovs-vswitchd', [`unix:${dbSocket}`, '--disable-system', ...daemonArgs('ovs-vswitchd')]);
+    pids.vswitchd = await readPidFile(join(dir, 'ovs-vswitchd.pid'));
+  };
+  const stopVswitchd = async () => {
+    if (pids.vswitchd !== undefined) await stopPid(pids.vswitchd);
+    pids.vswitchd = undefined;
+  };
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    // vswitchd first (it holds the database connection), then ovsdb-server.
-    for (const pid of [...pids].reverse()) await stopPid(pid);
+    await stopVswitchd();
+    if (pids.ovsdb !== undefined) await stopPid(pids.ovsdb);
   };
+
   try {
     await run('ovsdb-tool', ['create', join(dir, 'conf.db'), OVS_SCHEMA], { env });
-    await inNetns('ovsdb-server', [
+    await daemon('ovsdb-server', [
       join(dir, 'conf.db'),
       `--remote=punix:${dbSocket}`,
+      // As on a node: managers set with set-manager (ptcp:/tcp:) take effect.
+      '--remote=db:Open_vSwitch,Open_vSwitch,manager_options',
       ...daemonArgs('ovsdb-server'),
     ]);
-    pids.push(await readPidFile(join(dir, 'ovsdb-server.pid')));
+    pids.ovsdb = await readPidFile(join(dir, 'ovsdb-server.pid'));
     await vsctl(['--no-wait', 'init']);
-    await inNetns('ovs-vswitchd', [`unix:${dbSocket}`, '--disable-system', ...daemonArgs('ovs-vswitchd')]);
-    pids.push(await readPidFile(join(dir, 'ovs-vswitchd.pid')));
+    await startVswitchd();
   } catch (err) {
     await stop();
     throw err;
   }
-  return { dir, dbSocket, vsctl, stop };
+  return {
+    dir,
+    dbSocket,
+    vsctl,
+    // ovs-ofctl finds a bridge's management socket as $OVS_RUNDIR/<bridge>.mgmt.
+    ofctl: async (args) => (await run('ovs-ofctl', args, { env })).stdout,
+    vswitchdRunning,
+    stopVswitchd,
+    startVswitchd,
+    stop,
+  };
 }

@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { run } from '../../src/agent/exec.js';
 import { hostVethName } from '../../src/agent/names.js';
-import { createPodInterface, deleteHostVeth, linkExists } from '../../src/agent/netns.js';
+import { deleteHostVeth, linkExists } from '../../src/agent/netns.js';
 import { Ovs } from '../../src/agent/ovs.js';
 import { createNetns, execIn, skipUnlessRoot, waitForPing, type TestNetns } from '../helpers/netns.js';
+import { createBareVeth } from '../helpers/pod-veth.js';
 import { cniEnv, execShim, leaseIps, startTestNode, type TestNode } from './harness.js';
 
 const skip = skipUnlessRoot();
@@ -281,15 +282,10 @@ describe('odlcoe CNI through the shim on a real OVS and netns', { skip, timeout:
     const ns = await netns();
     // What a 32-bit name collision looks like: the port named after this attachment belongs
     // to another container.
-    const port = hostVethName('cid-victim', 'eth0');
-    await createPodInterface({
-      netns: ns.path,
-      ifName: 'eth0',
-      hostVeth: port,
+    const { hostVeth: port } = await createBareVeth(ns.path, {
+      containerId: 'cid-victim',
       mac: '0a:58:0a:0b:01:f0',
-      mtu: 1450,
-      addresses: [],
-      routes: [],
+      track: () => undefined,
     });
     try {
       await ovs.addPort(node.bridge, port, { 'iface-id': 'default:other', 'container-id': 'cid-owner' });

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +19,7 @@ import type { TestNetns } from '../helpers/netns.js';
 import { createNetns, execIn, skipUnlessRoot, waitForPing } from '../helpers/netns.js';
 import type { OvsSandbox } from '../helpers/ovs-sandbox.js';
 import { startOvsSandbox } from '../helpers/ovs-sandbox.js';
+import { createBareVeth, newContainerId } from '../helpers/pod-veth.js';
 
 /**
  * The node dataplane for real: a private userspace OVS, network namespaces as pods, veth
@@ -46,10 +46,6 @@ function macFor(ip: string): string {
   return ['0a', '58', ...ip.split('.').map((b) => Number(b).toString(16).padStart(2, '0'))].join(':');
 }
 
-function newContainerId(): string {
-  return randomBytes(32).toString('hex');
-}
-
 describe('node dataplane on userspace Open vSwitch', { skip: skipUnlessRoot() }, () => {
   let sandbox: OvsSandbox;
   let ovs: Ovs;
@@ -63,6 +59,12 @@ describe('node dataplane on userspace Open vSwitch', { skip: skipUnlessRoot() },
     const ns = await createNetns('odlcoe-pod');
     namespaces.push(ns);
     return ns;
+  }
+
+  /** A pod end without addresses in a fresh namespace, and its host end. */
+  async function bareVeth(mac: string): Promise<{ hostVeth: string; containerId: string }> {
+    const ns = await newNetns();
+    return createBareVeth(ns.path, { mac, mtu: MTU, track: (veth) => hostVeths.push(veth) });
   }
 
   /** What the CNI ADD does: lease, veth, OVS port. */
@@ -175,19 +177,7 @@ describe('node dataplane on userspace Open vSwitch', { skip: skipUnlessRoot() },
   });
 
   it('keeps odd external_ids values exact', async () => {
-    const ns = await newNetns();
-    const containerId = newContainerId();
-    const hostVeth = hostVethName(containerId, 'eth0');
-    hostVeths.push(hostVeth);
-    await createPodInterface({
-      netns: ns.path,
-      ifName: 'eth0',
-      hostVeth,
-      mac: '0a:58:0a:0b:01:fe',
-      mtu: MTU,
-      addresses: [],
-      routes: [],
-    });
+    const { hostVeth } = await bareVeth('0a:58:0a:0b:01:fe');
     const ids = { 'iface-id': 'ns:pod:x', note: 'a "quoted", {braced} = [value]\\ é' };
     const port = await ovs.addPort(BRIDGE, hostVeth, ids);
     assert.deepEqual(port.externalIds, ids);
@@ -395,19 +385,7 @@ describe('node dataplane on userspace Open vSwitch', { skip: skipUnlessRoot() },
   });
 
   it('fails addPort without leaving the row when ovs-vswitchd is down, and works once it is back', async () => {
-    const ns = await newNetns();
-    const containerId = newContainerId();
-    const hostVeth = hostVethName(containerId, 'eth0');
-    hostVeths.push(hostVeth);
-    await createPodInterface({
-      netns: ns.path,
-      ifName: 'eth0',
-      hostVeth,
-      mac: '0a:58:0a:0b:01:f9',
-      mtu: MTU,
-      addresses: [],
-      routes: [],
-    });
+    const { hostVeth, containerId } = await bareVeth('0a:58:0a:0b:01:f9');
     const ids = { 'iface-id': 'default:late', 'container-id': containerId };
     await sandbox.stopVswitchd();
     const quick = new Ovs({ dbSocket: sandbox.dbSocket, timeoutSeconds: 2 });

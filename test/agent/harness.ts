@@ -15,10 +15,10 @@ import { silentLogger } from '../../src/common/log.js';
 import { createRegistry } from '../../src/common/metrics.js';
 import { Agent } from '../../src/agent/agent.js';
 import { buildAgentConfig, type AgentConfig } from '../../src/agent/config.js';
-import { run } from '../../src/agent/exec.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import { KubeClient } from '../../src/k8s/kube-client.js';
 import { startKubeSim, type KubeSim } from '../../src/kubesim/server.js';
+import { compileNodeOnlyModule } from '../helpers/compile.js';
 import { startOvsSandbox, type OvsSandbox } from '../helpers/ovs-sandbox.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -28,38 +28,9 @@ export const NODE_IP = '192.168.56.101';
 export const NODE_UID = '3c9a3b4e-6a53-4bb5-9a6e-0f2f8d1b0001';
 export const SUBNET = '10.11.1.0/24';
 
-/**
- * Compiles the shim alone with the project's compiler settings into a temp dir (the shim has
- * no imports but node: built-ins, so this is exactly dist/cni/odlcoe.js, without depending on
- * the rest of the tree building). Returns the path of the .js file.
- */
-export async function compileShim(dir: string): Promise<string> {
-  const out = join(dir, 'shim');
-  await run(
-    process.execPath,
-    [
-      join(ROOT, 'node_modules/typescript/bin/tsc'),
-      '--outDir',
-      out,
-      '--rootDir',
-      join(ROOT, 'cni'),
-      '--module',
-      'NodeNext',
-      '--moduleResolution',
-      'NodeNext',
-      '--target',
-      'ES2022',
-      '--strict',
-      '--types',
-      'node',
-      '--skipLibCheck',
-      join(ROOT, 'cni/odlcoe.ts'),
-    ],
-    { timeoutMs: 120_000, env: { ...process.env } },
-  );
-  // The compiled file is ESM; outside the package it needs its own package.json to say so.
-  await writeFile(join(out, 'package.json'), '{"type":"module"}\n');
-  return join(out, 'odlcoe.js');
+/** The shim compiled exactly as the build does (it has no imports but node: built-ins). */
+export function compileShim(dir: string): Promise<string> {
+  return compileNodeOnlyModule(join(ROOT, 'cni/odlcoe.ts'), join(dir, 'shim'));
 }
 
 export interface ShimRun {
@@ -92,6 +63,87 @@ export function execShim(shim: string, cniEnv: Record<string, string>, stdin: st
     });
     child.stdin.end(stdin);
   });
+}
+
+/**
+ * What the agent needs around it, OVS aside: the simulator with this node, the emulator, and a
+ * temp dir for the kubeconfig, password file, CNI socket, conflist and leases. Enough for the
+ * agent binary where OVS does not matter (the subnet, the process' own life); startTestNode()
+ * adds OVS and the shim.
+ */
+export interface AgentSurroundings {
+  dir: string;
+  sim: KubeSim;
+  odl: Emulator;
+  /** A kubeconfig for the simulator. */
+  kubeconfig: string;
+  /** The CNI socket the agent serves (removed when it stops cleanly). */
+  socket: string;
+  /** `node` arguments that run the agent binary here, flags only, with `extra` flags last. */
+  agentArgs(extra?: string[]): string[];
+  close(): Promise<void>;
+}
+
+export async function startAgentSurroundings(): Promise<AgentSurroundings> {
+  const dir = await mkdtemp(join(tmpdir(), 'odlcoe-agent-it-'));
+  const closers: (() => Promise<void>)[] = [() => rm(dir, { recursive: true, force: true })];
+  const close = async () => {
+    for (const c of closers.splice(0).reverse()) await c().catch(() => undefined);
+  };
+  try {
+    const sim = await startKubeSim({ port: 0, logger: silentLogger() });
+    closers.push(() => sim.close());
+    sim.seed([
+      {
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name: NODE_NAME },
+        status: {
+          addresses: [
+            { type: 'InternalIP', address: NODE_IP },
+            { type: 'Hostname', address: NODE_NAME },
+          ],
+        },
+      },
+    ]);
+    const kubeconfig = join(dir, 'kubeconfig');
+    sim.writeKubeconfig(kubeconfig);
+    const odl = await startEmulator({ port: 0, profile: 'sodium', logger: silentLogger() });
+    closers.push(() => odl.close());
+    const passwordFile = join(dir, 'odl-password');
+    await writeFile(passwordFile, 'admin\n', { mode: 0o600 });
+    const socket = join(dir, 'cni.sock');
+    const agentArgs = (extra: string[] = []) => [
+      '--import',
+      'tsx',
+      join(ROOT, 'src/agent/main.ts'),
+      '--node-name',
+      NODE_NAME,
+      '--kubeconfig',
+      kubeconfig,
+      '--odl-url',
+      odl.url,
+      '--odl-user',
+      'admin',
+      '--odl-password-file',
+      passwordFile,
+      '--ovs-db',
+      join(dir, 'no-ovs.sock'),
+      '--cni-conf-dir',
+      join(dir, 'net.d'),
+      '--socket',
+      socket,
+      '--ipam-data-dir',
+      join(dir, 'ipam'),
+      '--metrics-port',
+      '0',
+      ...extra,
+    ];
+    return { dir, sim, odl, kubeconfig, socket, agentArgs, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
 }
 
 /** PUTs this node's k8s-node entry into the emulator as an ODL user would. */
@@ -134,8 +186,9 @@ export interface TestNode {
 }
 
 export async function startTestNode(): Promise<TestNode> {
-  const dir = await mkdtemp(join(tmpdir(), 'odlcoe-agent-it-'));
-  const cleanups: (() => Promise<void>)[] = [() => rm(dir, { recursive: true, force: true })];
+  const world = await startAgentSurroundings();
+  const { dir, sim, odl } = world;
+  const cleanups: (() => Promise<void>)[] = [() => world.close()];
   const stop = async () => {
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
   };
@@ -143,28 +196,10 @@ export async function startTestNode(): Promise<TestNode> {
     const shim = await compileShim(dir);
     const ovs = await startOvsSandbox();
     cleanups.push(() => ovs.stop());
-    const sim = await startKubeSim({ port: 0, logger: silentLogger() });
-    cleanups.push(() => sim.close());
-    sim.seed([
-      {
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: { name: NODE_NAME },
-        status: {
-          addresses: [
-            { type: 'InternalIP', address: NODE_IP },
-            { type: 'Hostname', address: NODE_NAME },
-          ],
-        },
-      },
-    ]);
-    const kubeconfigPath = join(dir, 'kubeconfig');
-    sim.writeKubeconfig(kubeconfigPath);
+    const kubeconfigPath = world.kubeconfig;
     const kc = new KubeConfig();
     kc.loadFromFile(kubeconfigPath);
     const kube = new KubeClient(kc);
-    const odl = await startEmulator({ port: 0, profile: 'sodium', logger: silentLogger() });
-    cleanups.push(() => odl.close());
     await putNodeSubnet(odl.url, SUBNET);
     const bridge = `brodl${randomBytes(3).toString('hex')}`;
     const config = buildAgentConfig({

@@ -1,84 +1,38 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { silentLogger } from '../../src/common/log.js';
-import { startEmulator, type Emulator } from '../../src/emulator/server.js';
-import { startKubeSim, type KubeSim } from '../../src/kubesim/server.js';
 import { stopPid } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
-import { NODE_IP, NODE_NAME, putNodeSubnet, ROOT } from './harness.js';
+import { putNodeSubnet, ROOT, startAgentSurroundings, type AgentSurroundings } from './harness.js';
 
 /**
  * The agent binary (src/agent/main.ts, flags only) against the ODL emulator and the
  * Kubernetes simulator. No OVS is needed: the subnet is learnt independently of it.
  */
 describe('odlcoe-agent learns its pod subnet from ODL', { timeout: 120_000 }, () => {
-  let dir = '';
-  let sim: KubeSim;
-  let odl: Emulator;
+  let world: AgentSurroundings;
   let agent: ChildProcess | undefined;
   let stderr = '';
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'odlcoe-agent-odl-'));
-    sim = await startKubeSim({ port: 0, logger: silentLogger() });
-    sim.seed([
-      {
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: { name: NODE_NAME },
-        status: { addresses: [{ type: 'InternalIP', address: NODE_IP }] },
-      },
-    ]);
-    sim.writeKubeconfig(join(dir, 'kubeconfig'));
-    odl = await startEmulator({ port: 0, profile: 'sodium', logger: silentLogger() });
+    world = await startAgentSurroundings();
   });
   after(async () => {
     if (agent?.pid) await stopPid(agent.pid);
-    await sim?.close();
-    await odl?.close();
-    await rm(dir, { recursive: true, force: true });
+    await world?.close();
   });
 
   it('waits while ODL has no subnet for the node, then writes the conflist with the one an ODL user PUT', async () => {
+    const { dir, odl } = world;
     // Registered by the watcher, but no pod-cidr yet.
     await putNodeSubnet(odl.url, undefined);
-    const passwordFile = join(dir, 'odl-password');
-    await writeFile(passwordFile, 'admin\n', { mode: 0o600 });
-    agent = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(ROOT, 'src/agent/main.ts'),
-        '--node-name',
-        NODE_NAME,
-        '--kubeconfig',
-        join(dir, 'kubeconfig'),
-        '--odl-url',
-        odl.url,
-        '--odl-user',
-        'admin',
-        '--odl-password-file',
-        passwordFile,
-        '--ovs-db',
-        join(dir, 'no-ovs.sock'),
-        '--cni-conf-dir',
-        join(dir, 'net.d'),
-        '--socket',
-        join(dir, 'cni.sock'),
-        '--ipam-data-dir',
-        join(dir, 'ipam'),
-        '--metrics-port',
-        '0',
-        '--mtu',
-        '1400',
-      ],
-      { cwd: ROOT, env: { ...process.env, ODLCOE_LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] },
-    );
+    agent = spawn(process.execPath, world.agentArgs(['--mtu', '1400']), {
+      cwd: ROOT,
+      env: { ...process.env, ODLCOE_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     agent.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
     const conflist = join(dir, 'net.d', '10-odlcoe.conflist');
     await waitFor(

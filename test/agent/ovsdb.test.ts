@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { run } from '../../src/agent/exec.js';
 import { hostVethName } from '../../src/agent/names.js';
-import { createPodInterface, deleteHostVeth } from '../../src/agent/netns.js';
+import { deleteHostVeth } from '../../src/agent/netns.js';
 import { Ovs, OvsError, OvsPortConflictError } from '../../src/agent/ovs.js';
 import { OvsdbClient, OvsdbTransactionError } from '../../src/agent/ovsdb/client.js';
 import { createNetns, skipUnlessRoot, type TestNetns } from '../helpers/netns.js';
 import { startOvsSandbox, type OvsSandbox } from '../helpers/ovs-sandbox.js';
+import { createBareVeth, newContainerId } from '../helpers/pod-veth.js';
 import { readPidFile, stopPid } from '../helpers/processes.js';
 
 /**
@@ -19,10 +19,6 @@ import { readPidFile, stopPid } from '../helpers/processes.js';
  */
 
 const BRIDGE = 'br-int';
-
-function newContainerId(): string {
-  return randomBytes(32).toString('hex');
-}
 
 describe('Ovs over OVSDB JSON-RPC, real ovsdb-server', { skip: skipUnlessRoot() }, () => {
   let sandbox: OvsSandbox;
@@ -34,19 +30,7 @@ describe('Ovs over OVSDB JSON-RPC, real ovsdb-server', { skip: skipUnlessRoot() 
   async function newVeth(): Promise<{ hostVeth: string; containerId: string }> {
     const ns = await createNetns('odlcoe-ovsdb');
     namespaces.push(ns);
-    const containerId = newContainerId();
-    const hostVeth = hostVethName(containerId, 'eth0');
-    hostVeths.push(hostVeth);
-    await createPodInterface({
-      netns: ns.path,
-      ifName: 'eth0',
-      hostVeth,
-      mac: '0a:58:0a:0b:02:01',
-      mtu: 1450,
-      addresses: [],
-      routes: [],
-    });
-    return { hostVeth, containerId };
+    return createBareVeth(ns.path, { mac: '0a:58:0a:0b:02:01', track: (veth) => hostVeths.push(veth) });
   }
 
   const vsctlPorts = async () => (await sandbox.vsctl(['list-ports', BRIDGE])).split('\n').filter(Boolean);

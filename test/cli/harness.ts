@@ -25,21 +25,17 @@ import { startKubeSim, type KubeSim } from '../../src/kubesim/server.js';
 import {
   allocateRouteDistinguishers,
   namespacesNeedingVpn,
-  putElanInstance,
-  putElanInterface,
-  putInterface,
-  putK8sNode,
-  putVpnInstance,
-  putVpnInterface,
   translateCluster,
-  translateNode,
   type DesiredState,
   type Profile,
   type TranslateSettings,
   type WriteOp,
 } from '../../src/netvirt/index.js';
+import type { KubeClient } from '../../src/k8s/kube-client.js';
 import { RestconfClient } from '../../src/restconf/client.js';
 import type { Dialect } from '../../src/restconf/path.js';
+import { desiredWrites } from '../helpers/desired-writes.js';
+import { kubeApiOf } from '../helpers/kube-api.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLUSTER = 'prod';
@@ -71,6 +67,8 @@ export interface CliHarness {
   sim: KubeSim;
   core: CoreV1Api;
   coordination: CoordinationV1Api;
+  /** odlcoe's own Kubernetes client (what odlcoectl reads with). */
+  kube: KubeClient;
   odl: RestconfClient;
   dir: string;
   kubeconfig: string;
@@ -126,6 +124,7 @@ export async function startHarness(profile: Profile, dialect: Dialect): Promise<
     sim,
     core: kc.makeApiClient(CoreV1Api),
     coordination: kc.makeApiClient(CoordinationV1Api),
+    kube: kubeApiOf(sim).api,
     odl,
     dir,
     kubeconfig,
@@ -171,6 +170,25 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliRun
   });
 }
 
+/** Creates a pod through client-node, scheduled on `node`, with the status a kubelet reports. */
+export async function createPod(
+  h: CliHarness,
+  p: { namespace: string; name: string; node: string; phase: string; ip?: string; hostNetwork?: boolean },
+): Promise<void> {
+  await h.core.createNamespacedPod({
+    namespace: p.namespace,
+    body: {
+      metadata: { name: p.name, namespace: p.namespace },
+      spec: {
+        nodeName: p.node,
+        ...(p.hostNetwork ? { hostNetwork: true } : {}),
+        containers: [{ name: 'c', image: 'busybox' }],
+      },
+      status: { phase: p.phase, ...(p.ip ? { podIP: p.ip, podIPs: [{ ip: p.ip }] } : {}) },
+    },
+  });
+}
+
 /** Creates the cluster's nodes, namespace and pods through client-node; returns them as stored. */
 export async function createCluster(
   h: CliHarness,
@@ -190,23 +208,14 @@ export async function createCluster(
     });
   }
   await h.core.createNamespace({ body: { metadata: { name: 'team-a' } } });
-  for (const p of PODS) {
-    await h.core.createNamespacedPod({
-      namespace: p.namespace,
-      body: {
-        metadata: { name: p.name, namespace: p.namespace },
-        spec: { nodeName: p.node, containers: [{ name: 'c', image: 'busybox' }] },
-        status: { phase: 'Running', podIP: p.ip, podIPs: [{ ip: p.ip }] },
-      },
-    });
-  }
-  await h.core.createNamespacedPod({
+  for (const p of PODS) await createPod(h, { ...p, phase: 'Running' });
+  await createPod(h, {
     namespace: 'kube-system',
-    body: {
-      metadata: { name: 'host-agent', namespace: 'kube-system' },
-      spec: { nodeName: 'node-a', hostNetwork: true, containers: [{ name: 'c', image: 'busybox' }] },
-      status: { phase: 'Running', podIP: NODES[0].ip, podIPs: [{ ip: NODES[0].ip }] },
-    },
+    name: 'host-agent',
+    node: 'node-a',
+    phase: 'Running',
+    ip: NODES[0].ip,
+    hostNetwork: true,
   });
   const nodes = (await h.core.listNode()).items;
   const namespaces = (await h.core.listNamespace()).items;
@@ -248,18 +257,10 @@ export async function programOdl(
   cluster: { nodes: V1Node[]; namespaces: V1Namespace[]; pods: V1Pod[] },
 ): Promise<DesiredState> {
   const d = desiredFor(h, cluster);
-  const p = h.profile;
-  const nodeOps = cluster.nodes.map((node) =>
-    putK8sNode(p, translateNode(node, NODES.find((n) => n.name === node.metadata?.name)?.subnet, h.settings)),
+  await apply(
+    h,
+    desiredWrites(h.profile, d).map((w) => w.op),
   );
-  await apply(h, [
-    ...nodeOps,
-    ...[...d.vpnInstances.values()].map((v) => putVpnInstance(p, v)),
-    ...[...d.elanInstances.values()].map((e) => putElanInstance(p, e)),
-    ...[...d.interfaces.values()].map((i) => putInterface(p, i)),
-    ...[...d.elanInterfaces.values()].map((e) => putElanInterface(p, e)),
-    ...[...d.vpnInterfaces.values()].map((v) => putVpnInterface(p, v)),
-  ]);
   return d;
 }
 

@@ -6,16 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
 import type { StatusReport } from '../../src/cli/status.js';
-import { KubeClient } from '../../src/k8s/kube-client.js';
 import { LeaseLock, microTime } from '../../src/k8s/lease-lock.js';
 import { netvirtPaths, putInterface } from '../../src/netvirt/index.js';
-import { apply, createCluster, programOdl, startHarness, type CliHarness } from './harness.js';
+import { apply, createCluster, createPod, programOdl, startHarness, type CliHarness } from './harness.js';
 
 describe('odlcoectl status', () => {
   let h: CliHarness;
-  let kube: KubeClient;
 
   const status = async (...extra: string[]): Promise<{ code: number; report: StatusReport }> => {
     const res = await h.run(['status', '-o', 'json', ...extra]);
@@ -25,9 +22,6 @@ describe('odlcoectl status', () => {
   before(async () => {
     h = await startHarness('sodium', 'rfc8040');
     await programOdl(h, await createCluster(h));
-    const kc = new KubeConfig();
-    kc.loadFromString(h.sim.kubeconfig());
-    kube = new KubeClient(kc);
   });
   after(async () => h?.close());
 
@@ -46,7 +40,7 @@ describe('odlcoectl status', () => {
 
   it('shows the leader from the Lease the watcher election writes (flags name another Lease)', async () => {
     const now = Date.now();
-    await new LeaseLock(kube, 'kube-system', 'odlcoe-watcher').create(
+    await new LeaseLock(h.kube, 'kube-system', 'odlcoe-watcher').create(
       {
         holderIdentity: 'watcher-7f9c_1',
         leaseDurationSeconds: 15,
@@ -56,7 +50,7 @@ describe('odlcoectl status', () => {
       },
       AbortSignal.timeout(10_000),
     );
-    await new LeaseLock(kube, 'kube-system', 'stale-lease').create(
+    await new LeaseLock(h.kube, 'kube-system', 'stale-lease').create(
       {
         holderIdentity: 'old-watcher',
         leaseDurationSeconds: 15,
@@ -83,14 +77,7 @@ describe('odlcoectl status', () => {
     const path = netvirtPaths('sodium').elanInterface('default:web-1');
     const saved = await h.odl.get(path);
     await h.odl.delete(path);
-    await h.core.createNamespacedPod({
-      namespace: 'team-a',
-      body: {
-        metadata: { name: 'api-1', namespace: 'team-a' },
-        spec: { nodeName: 'node-b', containers: [{ name: 'c', image: 'busybox' }] },
-        status: { phase: 'Pending' },
-      },
-    });
+    await createPod(h, { namespace: 'team-a', name: 'api-1', node: 'node-b', phase: 'Pending' });
     try {
       const { code, report } = await status();
       assert.equal(code, 1);

@@ -5,10 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { listAll } from '../../src/cli/kube-reader.js';
 import type { SubnetsReport } from '../../src/cli/subnets.js';
-import { KubeClient } from '../../src/k8s/kube-client.js';
 import { clusterUuid, putK8sNode } from '../../src/netvirt/index.js';
 import {
   apply,
@@ -123,11 +122,9 @@ describe('odlcoectl subnets', () => {
   });
 
   it('lists are read to the end, page by page', async () => {
-    const kc = new KubeConfig();
-    kc.loadFromString(h.sim.kubeconfig());
     const all = (await h.core.listPodForAllNamespaces()).items;
     const before = h.sim.stats().requests['list pods'] ?? 0;
-    const pods = await listAll<V1Pod>(new KubeClient(kc), '/api/v1/pods', { timeoutMs: 10_000, pageSize: 2 });
+    const pods = await listAll<V1Pod>(h.kube, '/api/v1/pods', { timeoutMs: 10_000, pageSize: 2 });
     assert.deepEqual(pods.map((p) => p.metadata?.uid).sort(), all.map((p) => p.metadata?.uid).sort());
     assert.ok(all.length >= 5);
     assert.equal((h.sim.stats().requests['list pods'] ?? 0) - before, Math.ceil(all.length / 2));

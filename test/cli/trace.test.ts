@@ -17,7 +17,16 @@ import { Ovs } from '../../src/agent/ovs.js';
 import { netvirtPaths, putK8sNode, translateNode } from '../../src/netvirt/index.js';
 import { createNetns, skipUnlessRoot, type TestNetns } from '../helpers/netns.js';
 import { startOvsSandbox, type OvsSandbox } from '../helpers/ovs-sandbox.js';
-import { apply, createCluster, NODES, programOdl, startHarness, uidOf, type CliHarness } from './harness.js';
+import {
+  apply,
+  createCluster,
+  createPod,
+  NODES,
+  programOdl,
+  startHarness,
+  uidOf,
+  type CliHarness,
+} from './harness.js';
 
 const BRIDGE = 'br-int';
 const POD = 'default/web-0';
@@ -226,14 +235,7 @@ describe('odlcoectl trace (Kubernetes and ODL side)', () => {
   });
 
   it('a pod without an IP yet is the first problem', async () => {
-    await h.core.createNamespacedPod({
-      namespace: 'default',
-      body: {
-        metadata: { name: 'starting', namespace: 'default' },
-        spec: { nodeName: 'node-b', containers: [{ name: 'c', image: 'busybox' }] },
-        status: { phase: 'Pending' },
-      },
-    });
+    await createPod(h, { namespace: 'default', name: 'starting', node: 'node-b', phase: 'Pending' });
     const res = await h.run(['trace', 'default/starting', '--no-ovs', '-o', 'json']);
     assert.equal(res.code, 1);
     const r = parse(res.stdout);

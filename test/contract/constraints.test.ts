@@ -11,7 +11,7 @@
  * - IPv6 pods: /128 adjacency, V6Subnet, IPv6 static MAC entry, Sodium `ipv6-family`.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   elanInstanceName,
   entryBody,
@@ -41,6 +41,7 @@ import { RestconfError } from '../../src/restconf/client.js';
 import type { DataPath } from '../../src/restconf/path.js';
 import {
   apply,
+  controllerForSuite,
   DIALECTS,
   ELAN_NAME,
   IF_NAME,
@@ -54,8 +55,6 @@ import {
   sampleK8sNode,
   sampleVpnInstance,
   sampleVpnInterface,
-  startController,
-  type Controller,
 } from './fixtures.js';
 
 interface Refusal {
@@ -231,14 +230,8 @@ const V6_IP = 'fd00:10:11:1::5';
 for (const profile of PROFILES) {
   for (const dialect of DIALECTS) {
     describe(`model edges: builders × client × emulator (${profile}, ${dialect})`, () => {
-      let ctl: Controller;
+      const ctl = controllerForSuite(profile, dialect);
       const paths = netvirtPaths(profile);
-      before(async () => {
-        ctl = await startController(profile, dialect);
-      });
-      after(async () => {
-        await ctl?.close();
-      });
 
       for (const r of REFUSALS) {
         if (r.profile && r.profile !== profile) continue;

@@ -5,6 +5,7 @@
  * markers, MACs and subnet ids come from the naming rules, not invented strings), so a
  * contract that holds for them holds for what the watcher writes.
  */
+import { after, before } from 'node:test';
 import { silentLogger } from '../../src/common/log.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import {
@@ -271,6 +272,33 @@ export async function startController(profile: Profile, dialect: Dialect): Promi
       client.close();
       await emulator.close();
     },
+  };
+}
+
+/**
+ * For the describe it is called in: an emulator and client started before its tests and closed
+ * after them. The returned object reaches the running pair (and throws if the before hook failed).
+ */
+export function controllerForSuite(profile: Profile, dialect: Dialect): Controller {
+  let ctl: Controller | undefined;
+  before(async () => {
+    ctl = await startController(profile, dialect);
+  });
+  after(async () => {
+    await ctl?.close();
+  });
+  const running = (): Controller => {
+    if (!ctl) throw new Error(`no emulator for ${profile}/${dialect}: it did not start`);
+    return ctl;
+  };
+  return {
+    get emulator() {
+      return running().emulator;
+    },
+    get client() {
+      return running().client;
+    },
+    close: async () => ctl?.close(),
   };
 }
 

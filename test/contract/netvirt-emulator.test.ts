@@ -14,7 +14,7 @@
  * - DELETE removes, and a second DELETE is 'absent'.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   diffElanInstance,
   diffElanInterface,
@@ -60,6 +60,7 @@ import { parentPath, type DataPath } from '../../src/restconf/path.js';
 import { waitFor } from '../helpers/wait.js';
 import {
   apply,
+  controllerForSuite,
   DIALECTS,
   ELAN_NAME,
   failedRequests,
@@ -79,8 +80,6 @@ import {
   sampleRouterPorts,
   sampleVpnInstance,
   sampleVpnInterface,
-  startController,
-  type Controller,
 } from './fixtures.js';
 
 /** One kind of entry: how it is built, where it lives, how it is parsed and what ODL adds. */
@@ -257,15 +256,8 @@ async function readSettled<T>(
 for (const profile of PROFILES) {
   for (const dialect of DIALECTS) {
     describe(`NetVirt builders/parsers × RESTCONF client × emulator (${profile}, ${dialect})`, () => {
-      let ctl: Controller;
+      const ctl = controllerForSuite(profile, dialect);
       const paths = netvirtPaths(profile);
-
-      before(async () => {
-        ctl = await startController(profile, dialect);
-      });
-      after(async () => {
-        await ctl?.close();
-      });
 
       for (const c of CASES) {
         it(`${c.kind}: PUT 201, PUT replaces, GET + parser returns what was written plus ODL's additions`, async () => {

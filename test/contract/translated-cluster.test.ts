@@ -12,7 +12,7 @@
  */
 import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   allocateRouteDistinguishers,
   diffAll,
@@ -31,25 +31,20 @@ import {
   parseK8sNodes,
   parseVpnInstances,
   parseVpnInterfaces,
-  putElanInstance,
-  putElanInterface,
-  putInterface,
-  putK8sNode,
-  putVpnInstance,
-  putVpnInterface,
   translateCluster,
   vpnName,
   type DesiredState,
   type Interface,
   type Profile,
   type TranslateSettings,
-  type WriteOp,
 } from '../../src/netvirt/index.js';
 import type { RestconfClient } from '../../src/restconf/client.js';
 import type { DataPath } from '../../src/restconf/path.js';
+import { desiredWrites } from '../helpers/desired-writes.js';
 import { waitFor } from '../helpers/wait.js';
 import {
   apply,
+  controllerForSuite,
   CLUSTER,
   DIALECTS,
   failedRequests,
@@ -57,8 +52,6 @@ import {
   PROFILES,
   RD_ADMINISTRATOR,
   ROUTE_TARGET,
-  startController,
-  type Controller,
 } from './fixtures.js';
 
 const LONG_NS = 'team-payments-processing-production-eu-west-1'; // 45 characters: VPN name is shortened
@@ -156,20 +149,6 @@ function desiredState(profile: Profile): DesiredState {
   );
 }
 
-/** Every write of a desired state, in dependency order. */
-function writesInOrder(profile: Profile, d: DesiredState): { kind: string; op: WriteOp }[] {
-  const tag = <T>(kind: string, items: Iterable<T>, build: (v: T) => WriteOp) =>
-    [...items].map((v) => ({ kind, op: build(v) }));
-  return [
-    ...tag('k8s-node', d.k8sNodes.values(), (v) => putK8sNode(profile, v)),
-    ...tag('vpn-instance', d.vpnInstances.values(), (v) => putVpnInstance(profile, v)),
-    ...tag('elan-instance', d.elanInstances.values(), (v) => putElanInstance(profile, v)),
-    ...tag('interface', d.interfaces.values(), (v) => putInterface(profile, v)),
-    ...tag('elan-interface', d.elanInterfaces.values(), (v) => putElanInterface(profile, v)),
-    ...tag('vpn-interface', d.vpnInterfaces.values(), (v) => putVpnInterface(profile, v)),
-  ];
-}
-
 async function exists(client: RestconfClient, path: DataPath): Promise<boolean> {
   return (await client.get(path)) !== undefined;
 }
@@ -177,16 +156,9 @@ async function exists(client: RestconfClient, path: DataPath): Promise<boolean> 
 for (const profile of PROFILES) {
   for (const dialect of DIALECTS) {
     describe(`translated cluster → emulator (${profile}, ${dialect})`, () => {
-      let ctl: Controller;
+      const ctl = controllerForSuite(profile, dialect);
       const paths = netvirtPaths(profile);
       const desired = desiredState(profile);
-
-      before(async () => {
-        ctl = await startController(profile, dialect);
-      });
-      after(async () => {
-        await ctl?.close();
-      });
 
       it('the translation covers the cluster as expected (sanity of the input)', () => {
         assert.deepEqual(desired.deferred, []);
@@ -208,7 +180,7 @@ for (const profile of PROFILES) {
 
       it('writes completely in dependency order, every reference resolving, with no refusal', async () => {
         const { client } = ctl;
-        for (const { kind, op } of writesInOrder(profile, desired)) {
+        for (const { kind, op } of desiredWrites(profile, desired)) {
           if (kind === 'elan-interface') {
             const e = desired.elanInterfaces.get(op.path.at(-1)?.keys?.[0] ?? '');
             assert.ok(e);
@@ -294,7 +266,7 @@ for (const profile of PROFILES) {
       });
 
       it('writing everything again only replaces', async () => {
-        for (const { kind, op } of writesInOrder(profile, desired))
+        for (const { kind, op } of desiredWrites(profile, desired))
           assert.equal(await apply(ctl.client, op), 'replaced', `${kind} ${JSON.stringify(op.path)}`);
         assert.deepEqual(failedRequests(ctl.emulator), {}, 'no request refused');
       });

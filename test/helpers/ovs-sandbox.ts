@@ -2,13 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CommandError, run } from '../../src/agent/exec.js';
+import { startUserspaceOvs, type UserspaceOvs } from '../../src/sandbox/userspace-ovs.js';
 import { lockNetworkNamespace } from './netns-lock.js';
-import { isAlive, readPidFile, stopPid } from './processes.js';
 
 /**
- * A private, userspace Open vSwitch for tests: its own ovsdb-server and
- * `ovs-vswitchd --disable-system`, with every runtime, database and log path in a temp dir,
- * so it touches neither a system OVS nor another test's. Bridges must use
+ * A private, userspace Open vSwitch for tests: the sandbox's own (src/sandbox/userspace-ovs.ts),
+ * in a temp dir, so it touches neither a system OVS nor another test's. Bridges must use
  * `datapath_type=netdev` (no kernel module here).
  *
  * ovs-vswitchd creates tap devices in the namespace it runs in (`ovs-netdev`, one per bridge),
@@ -16,7 +15,8 @@ import { isAlive, readPidFile, stopPid } from './processes.js';
  * lock on that namespace until stop(): sandboxes in the test process's own namespace (the
  * one whose devices `ip` and the agent modules see) take turns; a sandbox started with
  * `netns` (a simulated node) runs alongside the others. The devices a sandbox can attach are
- * those of the namespace it runs in.
+ * those of the namespace it runs in. stop() leaves the namespace as it found it: the bridges
+ * and their taps go too, which the sandbox never needs (its node's namespace goes with it).
  */
 
 export interface OvsSandbox {
@@ -37,108 +37,62 @@ export interface OvsSandbox {
   stop(): Promise<void>;
 }
 
-const SCHEMA = '/usr/share/openvswitch/vswitch.ovsschema';
-
 export async function startOvsSandbox(opts: { netns?: string } = {}): Promise<OvsSandbox> {
-  const netnsPath = opts.netns ? `/run/netns/${opts.netns}` : undefined;
-  const lock = await lockNetworkNamespace(netnsPath);
-  let dir: string;
+  const lock = await lockNetworkNamespace(opts.netns ? `/run/netns/${opts.netns}` : undefined);
+  let dir: string | undefined;
+  let ovs: UserspaceOvs | undefined;
+  // Whatever a stopped switch left (it makes its tap devices persistent), then the temp dir
+  // and the lock: the namespace is clean for the next sandbox.
+  const cleanUp = async (bridges: string[]) => {
+    try {
+      for (const dev of ['ovs-netdev', ...bridges]) await deleteTap(dev, opts.netns);
+      if (dir) await rm(dir, { recursive: true, force: true });
+    } finally {
+      await lock.release();
+    }
+  };
   try {
     dir = await mkdtemp(join(tmpdir(), 'odlcoe-ovs-'));
+    ovs = await startUserspaceOvs({ dir, ...(opts.netns ? { netns: opts.netns } : {}) });
   } catch (err) {
-    await lock.release();
+    await cleanUp([]);
     throw err;
   }
-  const dbSocket = join(dir, 'db.sock');
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
-    OVS_RUNDIR: dir,
-    OVS_DBDIR: dir,
-    OVS_LOGDIR: dir,
-    OVS_SYSCONFDIR: dir,
-  };
-  // In the sandbox's namespace: `ip netns exec` execs the daemon there; --detach returns once
-  // the daemon is ready, and its pidfile names the daemon itself.
-  const inNetns = (cmd: string, args: string[]) =>
-    opts.netns ? run('ip', ['netns', 'exec', opts.netns, cmd, ...args], { env }) : run(cmd, args, { env });
-  const daemonArgs = (name: string) => [
-    `--pidfile=${join(dir, `${name}.pid`)}`,
-    `--log-file=${join(dir, `${name}.log`)}`,
-    `--unixctl=${join(dir, `${name}.ctl`)}`,
-    '--detach',
-    '--no-chdir',
-    '-vconsole:off',
-  ];
-  const pids: { ovsdb?: number; vswitchd?: number } = {};
-  const vsctl = async (args: string[]) =>
-    (await run('ovs-vsctl', [`--db=unix:${dbSocket}`, '--timeout=20', ...args], { env })).stdout;
-
-  const startVswitchd = async () => {
-    if (pids.vswitchd !== undefined && (await isAlive(pids.vswitchd))) return;
-    await inNetns('ovs-vswitchd', [`unix:${dbSocket}`, '--disable-system', ...daemonArgs('ovs-vswitchd')]);
-    pids.vswitchd = await readPidFile(join(dir, 'ovs-vswitchd.pid'));
-  };
-  const stopVswitchd = async () => {
-    if (pids.vswitchd !== undefined) await stopPid(pids.vswitchd);
-    pids.vswitchd = undefined;
-  };
+  const started = ovs;
 
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
+    let bridges: string[] = [];
     try {
-      // ovs-vswitchd makes its tap devices persistent (they survive a restart); deleting the
-      // bridges while it runs removes them, so the namespace is clean for the next sandbox.
-      const bridges = await bridgesOf(vsctl);
-      if (pids.vswitchd !== undefined && (await isAlive(pids.vswitchd))) {
+      bridges = await bridgesOf(started);
+      // Deleting the bridges while ovs-vswitchd runs removes their taps with them.
+      if (await started.vswitchdRunning()) {
         for (const br of bridges)
-          await vsctl(['--timeout=10', '--if-exists', 'del-br', br]).catch(() => undefined);
+          await started.vsctl(['--timeout=10', '--if-exists', 'del-br', br]).catch(() => undefined);
       }
-      await stopVswitchd();
-      if (pids.ovsdb !== undefined) await stopPid(pids.ovsdb);
-      // Whatever is still left (ovs-vswitchd was stopped before): only tap devices, by the
-      // names this sandbox's switch created.
-      for (const dev of ['ovs-netdev', ...bridges]) await deleteTap(dev, opts.netns);
-      await rm(dir, { recursive: true, force: true });
+      await started.stop();
     } finally {
-      await lock.release();
+      await cleanUp(bridges);
     }
   };
 
-  try {
-    await run('ovsdb-tool', ['create', join(dir, 'conf.db'), SCHEMA], { env });
-    await inNetns('ovsdb-server', [
-      join(dir, 'conf.db'),
-      `--remote=punix:${dbSocket}`,
-      // As on a node: managers set with set-manager (ptcp:/tcp:) take effect.
-      '--remote=db:Open_vSwitch,Open_vSwitch,manager_options',
-      ...daemonArgs('ovsdb-server'),
-    ]);
-    pids.ovsdb = await readPidFile(join(dir, 'ovsdb-server.pid'));
-    await vsctl(['--no-wait', 'init']);
-    await startVswitchd();
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-
   return {
-    dir,
-    dbSocket,
+    dir: started.dir,
+    dbSocket: started.dbSocket,
     ...(opts.netns ? { netns: opts.netns } : {}),
-    vsctl,
-    // ovs-ofctl finds a bridge's management socket as $OVS_RUNDIR/<bridge>.mgmt.
-    ofctl: async (args) => (await run('ovs-ofctl', args, { env })).stdout,
-    stopVswitchd,
-    startVswitchd,
+    vsctl: started.vsctl,
+    ofctl: started.ofctl,
+    stopVswitchd: started.stopVswitchd,
+    startVswitchd: started.startVswitchd,
     stop,
   };
 }
 
-async function bridgesOf(vsctl: (args: string[]) => Promise<string>): Promise<string[]> {
+async function bridgesOf(ovs: UserspaceOvs): Promise<string[]> {
   try {
-    return (await vsctl(['--timeout=5', 'list-br'])).split('\n').filter(Boolean);
+    return (await ovs.vsctl(['--timeout=5', 'list-br'])).split('\n').filter(Boolean);
   } catch {
     return [];
   }

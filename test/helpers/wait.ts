@@ -28,3 +28,31 @@ export async function waitFor(
     await new Promise((resolve) => setTimeout(resolve, interval));
   }
 }
+
+/**
+ * `promise`, or a rejection naming `what` once `timeoutMs` passes first: a test that waits for
+ * a promise fails with a message instead of hanging until the runner's own timeout.
+ */
+export async function within<T>(what: string, promise: Promise<T>, timeoutMs = 10_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A promise the test settles by hand: work awaits `promise` until the test calls `open()`. */
+export interface Gate {
+  promise: Promise<void>;
+  open(): void;
+}
+
+export function gate(): Gate {
+  let open = (): void => undefined;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}

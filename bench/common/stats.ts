@@ -1,0 +1,9 @@
+/** Summary statistics of a benchmark's samples. */
+
+/** The nearest-rank `p`th percentile (0 < p ≤ 100) of `values`, in any order; NaN when there are none. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank] ?? Number.NaN;
+}

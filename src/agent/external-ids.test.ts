@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { EXTERNAL_ID, isPodPort, parseIfaceId } from './external-ids.js';
+import { hostVethName } from './names.js';
+
+describe('pod port external_ids', () => {
+  it('splits an iface-id at its first colon (a pod name never has one, the namespace neither)', () => {
+    assert.deepEqual(parseIfaceId('default:web-0'), { namespace: 'default', name: 'web-0' });
+    assert.deepEqual(parseIfaceId('ns:pod:x'), { namespace: 'ns', name: 'pod:x' });
+  });
+
+  it('refuses an absent or malformed iface-id', () => {
+    for (const bad of [undefined, '', 'no-colon', ':web-0', 'default:'])
+      assert.equal(parseIfaceId(bad), undefined, JSON.stringify(bad));
+  });
+
+  it("recognises odlcoe's pod ports by their veth name and container-id, and nothing else", () => {
+    const name = hostVethName('c0ffee', 'eth0');
+    const port = (n: string, ids: Record<string, string>) => ({ name: n, ofport: 1, externalIds: ids });
+    assert.equal(isPodPort(port(name, { [EXTERNAL_ID.containerId]: 'c0ffee' })), true);
+    assert.equal(isPodPort(port(name, { [EXTERNAL_ID.ifaceId]: 'default:web-0' })), false, 'no container-id');
+    assert.equal(isPodPort(port(name, { [EXTERNAL_ID.containerId]: '' })), false, 'empty container-id');
+    assert.equal(
+      isPodPort(port('br-int', { [EXTERNAL_ID.containerId]: 'c0ffee' })),
+      false,
+      'the bridge port',
+    );
+    assert.equal(isPodPort(port('tun0', { [EXTERNAL_ID.containerId]: 'c0ffee' })), false, 'a tunnel port');
+  });
+});
