@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,7 @@ import {
   runShim,
   ShimError,
   unreachableOutcome,
+  spoolDel,
 } from './odlcoe.js';
 
 const env = (command: string, extra: Record<string, string> = {}) => ({
@@ -214,8 +216,8 @@ describe('runShim', () => {
     });
     const del = await runShim(env('DEL'), stdin);
     assert.equal(del.exitCode, 0);
-    assert.deepEqual(await readdir(spool), ['c0ffee.eth0.json']);
-    const queued = JSON.parse(await readFile(join(spool, 'c0ffee.eth0.json'), 'utf8')) as {
+    assert.deepEqual(await readdir(spool), ['c0ffee:eth0.json']);
+    const queued = JSON.parse(await readFile(join(spool, 'c0ffee:eth0.json'), 'utf8')) as {
       env: Record<string, string>;
       config: string;
     };
@@ -224,5 +226,18 @@ describe('runShim', () => {
     const add = await runShim(env('ADD'), stdin);
     assert.equal(add.exitCode, 1);
     assert.equal((add.stdout as { code: number }).code, 11);
+  });
+});
+
+describe('spoolDel', () => {
+  it('gives attachments whose ids only differ in where a dot falls files of their own', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'odlcoe-spool-'));
+    try {
+      assert.equal(spoolDel(dir, { CNI_CONTAINERID: 'a', CNI_IFNAME: 'b.c' }, '{}'), true);
+      assert.equal(spoolDel(dir, { CNI_CONTAINERID: 'a.b', CNI_IFNAME: 'c' }, '{}'), true);
+      assert.equal(readdirSync(dir).filter((f) => f.endsWith('.json')).length, 2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -186,7 +186,8 @@ export function spoolDel(dir: string, env: Record<string, string>, stdin: string
   const ifName = env.CNI_IFNAME ?? '';
   if (!CONTAINER_ID.test(containerId) || !IF_NAME.test(ifName)) return false;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const file = join(dir, `${containerId}.${ifName}.json`);
+  // `:` is in neither alphabet (both allow `.`), so two attachments never share a file.
+  const file = join(dir, `${containerId}:${ifName}.json`);
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify({ env, config: stdin, queuedAt: new Date().toISOString() }), {
     mode: 0o600,

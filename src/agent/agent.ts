@@ -26,6 +26,7 @@ import { Ovs } from './ovs.js';
 import { replayPendingDels } from './pending-del.js';
 import { PodNetwork, type IpamState } from './pod-network.js';
 import { defaultRoute, parsePodSubnet, type PodSubnet } from './pod-subnet.js';
+import { kubeletPodUid } from './pod-uid.js';
 import { reconcileNode } from './reconcile.js';
 
 export interface AgentDeps {
@@ -115,7 +116,10 @@ export class Agent {
       ipamState: () => this.ipam,
       pods: {
         hasSynced: () => this.informer.hasSynced(),
-        uidOf: (ns, name) => this.informer.get(`${ns}/${name}`)?.metadata?.uid,
+        uidOf: (ns, name) => {
+          const pod = this.informer.get(`${ns}/${name}`);
+          return pod ? kubeletPodUid(pod) : undefined;
+        },
       },
       metrics: this.metrics,
       logger: this.logger,

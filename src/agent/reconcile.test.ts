@@ -84,3 +84,22 @@ describe('livePods', () => {
     assert.deepEqual(live.get('a/p'), { uid: 'u1', ips: ['10.0.0.2', 'fd00::2'] });
   });
 });
+
+describe('static pods', () => {
+  it("keep their port: kubelet's UID is the mirror pod's config.mirror annotation, not its metadata.uid", () => {
+    const mirror: V1Pod = {
+      metadata: {
+        namespace: 'kube-system',
+        name: 'probe-node1',
+        uid: 'api-server-assigned',
+        annotations: { 'kubernetes.io/config.mirror': 'manifest-hash' },
+      },
+      spec: { containers: [] },
+      status: { podIP: '10.11.1.9' },
+    };
+    const live = livePods([mirror]);
+    assert.equal(live.get('kube-system/probe-node1')?.uid, 'manifest-hash');
+    const ports = [podPort('veth0000beef', 'kube-system:probe-node1', 'c1', '10.11.1.9', 'manifest-hash')];
+    assert.deepEqual(planReconcile(ports, [lease('10.11.1.9', 'c1')], live).stalePorts, []);
+  });
+});

@@ -6,6 +6,7 @@ import type { IpamLease } from './ipam.js';
 import type { AgentMetrics } from './metrics.js';
 import type { Ovs, OvsPort } from './ovs.js';
 import { EXTERNAL_ID, isPodPort, parseIfaceId, type IpamState, type PodNetwork } from './pod-network.js';
+import { kubeletPodUid } from './pod-uid.js';
 
 /** A pod on this node as the informer sees it. */
 export interface LivePod {
@@ -23,7 +24,7 @@ export function livePods(pods: readonly V1Pod[]): Map<string, LivePod> {
     const ips = new Set<string>();
     for (const entry of pod.status?.podIPs ?? []) if (entry.ip) ips.add(normalIp(entry.ip));
     if (pod.status?.podIP) ips.add(normalIp(pod.status.podIP));
-    out.set(`${ns}/${name}`, { uid: pod.metadata?.uid ?? '', ips: [...ips] });
+    out.set(`${ns}/${name}`, { uid: kubeletPodUid(pod) ?? '', ips: [...ips] });
   }
   return out;
 }

@@ -53,7 +53,7 @@ describe('agent restart: reconcile after the pod informer synced', { skip, timeo
     );
     assert.equal(queued.code, 0, queued.stdout);
     assert.equal(queued.stdout, '');
-    assert.deepEqual(await readdir(node.config.cni.pendingDelDir), ['cid-del-while-down.eth0.json']);
+    assert.deepEqual(await readdir(node.config.cni.pendingDelDir), ['cid-del-while-down:eth0.json']);
     const addWhileDown = await execShim(
       node.shim,
       cniEnv('ADD', 'cid-late', '/run/netns/none', { name: 'late' }),
