@@ -8,7 +8,7 @@
  * (`elanInstanceNeed`, `vpnInstanceNeed` in src/netvirt/translate.ts), applied to one key.
  * After a create, the pods that were waiting for the instance are enqueued.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Namespace, V1Pod } from '@kubernetes/client-node';
 import {
   allocateRouteDistinguishers,
   elanInstanceNeed,
@@ -19,25 +19,35 @@ import {
   vpnInstanceNeed,
   vpnName,
   vpnRouteDistinguisher,
+  type InstanceNeed,
   type InstanceUse,
 } from '../netvirt/index.js';
 import type { ReconcileOutcome, WriteGuard } from './backend.js';
-import { placeInView, type NetvirtContext } from './netvirt-context.js';
+import { instanceGate, placeInView, type InstanceKind, type NetvirtContext } from './netvirt-context.js';
 import { podKey, podKeyOfInterface } from './netvirt-keys.js';
 import { reportCollision } from './reports.js';
 
 const keyOf = (pod: V1Pod) => podKey(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
 
+/** How soon to look again at a retire held back by an attach in flight (one write). */
+const ATTACH_RETRY_MS = 100;
+
 /**
  * Deletes an unneeded instance once its grace period is over and nothing refers to it.
- * `referrers` are interface names in ODL that still use it.
+ * `referrers` are interface names in ODL that still use it; `recheck` recomputes them from the
+ * caches, undefined when the instance is needed again.
+ *
+ * From its first await to its end the instance is marked as retiring, so no pod starts an
+ * interface on it meanwhile (its readiness check says no and it waits), and it does not start
+ * while a pod's interface write is in flight (that interface is in no cache yet).
  */
 async function retire(
   c: NetvirtContext,
   key: string,
-  kind: 'elanInstance' | 'vpnInstance',
+  kind: InstanceKind,
   name: string,
   referrers: string[],
+  recheck: () => string[] | undefined,
   guard: WriteGuard,
 ): Promise<ReconcileOutcome> {
   const decision = c.writer.decide(kind, name, undefined);
@@ -75,9 +85,31 @@ async function retire(
     });
     return { result: 'foreign', retryAfterMs: c.settings.slowRetryMs };
   }
-  await c.writer.converge(kind, name, undefined, guard, { deleteAllowed: true });
-  c.grace.needed(key);
-  return { result: 'synced' };
+  // Mark and check in one synchronous step: no await between here and the attach counts.
+  const gate = instanceGate(c);
+  if (!gate.beginRetire(kind, name)) {
+    c.logger.debug('instance retire waits for an interface being attached to it', { kind, name });
+    return { result: 'waiting', retryAfterMs: Math.min(ATTACH_RETRY_MS, c.settings.waitRetryMs) };
+  }
+  try {
+    // Re-read the instance, then look again at need and referrers: both may have changed while
+    // ODL answered (a pod scheduled, an interface that landed just before the mark).
+    await c.state.refresh(kind, name);
+    const now = recheck();
+    if (now === undefined || now.length > 0) {
+      c.logger.debug('instance no longer retirable after re-read; looking again', {
+        kind,
+        name,
+        needed: now === undefined,
+      });
+      return { result: 'waiting', retryAfterMs: Math.min(ATTACH_RETRY_MS, c.settings.waitRetryMs) };
+    }
+    await c.writer.converge(kind, name, undefined, guard, { deleteAllowed: true });
+    c.grace.needed(key);
+    return { result: 'synced' };
+  } finally {
+    gate.endRetire(kind, name);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -88,6 +120,13 @@ function usesIn(c: NetvirtContext, ns: string): { pod: V1Pod; use: InstanceUse }
   return c.view.podsInNamespace(ns).map((pod) => ({ pod, use: instanceUse(placeInView(c, pod)) }));
 }
 
+/** The elan-interfaces in the ODL cache that use ELAN `elanName`. */
+function elanReferrers(c: NetvirtContext, elanName: string): string[] {
+  return [...c.state.values('elanInterface')]
+    .filter((e) => e.elanInstanceName === elanName)
+    .map((e) => e.name);
+}
+
 export async function reconcileElan(
   c: NetvirtContext,
   key: string,
@@ -96,20 +135,16 @@ export async function reconcileElan(
   guard: WriteGuard,
 ): Promise<ReconcileOutcome> {
   const pods = usesIn(c, ns);
-  const need = elanInstanceNeed(
-    elanName,
-    ns,
-    pods.map((p) => p.use),
-  );
+  const needOf = (uses: InstanceUse[]) => elanInstanceNeed(elanName, ns, uses);
+  const need = needOf(pods.map((p) => p.use));
   if (need === 'keep') {
     c.grace.needed(key);
     return { result: 'deferred' };
   }
   if (need === 'unneeded') {
-    const referrers = [...c.state.values('elanInterface')]
-      .filter((e) => e.elanInstanceName === elanName)
-      .map((e) => e.name);
-    return retire(c, key, 'elanInstance', elanName, referrers, guard);
+    const recheck = () =>
+      needOf(usesIn(c, ns).map((p) => p.use)) === 'unneeded' ? elanReferrers(c, elanName) : undefined;
+    return retire(c, key, 'elanInstance', elanName, elanReferrers(c, elanName), recheck, guard);
   }
   c.grace.needed(key);
   const here = pods.filter((p) => p.use.use === 'attached' && p.use.elanInstanceName === elanName);
@@ -135,12 +170,17 @@ export async function reconcileElan(
 // ---------------------------------------------------------------------------------------------
 // VPN: one per namespace
 
-/** The namespace whose VPN is `name` (the name itself unless it had to be shortened). */
+/**
+ * The namespace whose VPN is `name`. Known namespaces come first: a shortened name (40
+ * characters) is its own `vpnName`, so trying `name` first would take the VPN of a long
+ * namespace for a namespace of that literal name, which has no pods, and retire it. `name`
+ * itself is the fallback for a namespace that is gone.
+ */
 function namespaceOfVpn(c: NetvirtContext, name: string): string | undefined {
   const candidates = [
-    name,
     ...c.view.namespacesWithPods(),
     ...c.view.namespaces.list().map((n) => n.metadata?.name ?? ''),
+    name,
   ];
   return candidates.find((ns) => ns !== '' && vpnName(ns) === name);
 }
@@ -168,16 +208,22 @@ function routeDistinguisher(c: NetvirtContext, ns: string): { rd: string; reassi
   return { rd, reassigned: reassigned.includes(ns) };
 }
 
-export async function reconcileVpn(
+/** The vpn-interfaces in the ODL cache that use VPN `name`. */
+function vpnReferrers(c: NetvirtContext, name: string): string[] {
+  return [...c.state.values('vpnInterface')]
+    .filter((v) => v.vpnInstanceNames.some((n) => n.vpnName === name))
+    .map((v) => v.name);
+}
+
+/** VPN `name`'s namespace, its pods that use the pod network, and whether the VPN is needed. */
+function vpnNeedOf(
   c: NetvirtContext,
-  key: string,
   name: string,
-  guard: WriteGuard,
-): Promise<ReconcileOutcome> {
+): { ns?: string; pods: { pod: V1Pod; use: InstanceUse }[]; namespace?: V1Namespace; need: InstanceNeed } {
   const ns = namespaceOfVpn(c, name);
   const pods = ns === undefined ? [] : usesIn(c, ns).filter((p) => p.use.use !== 'none');
   const namespace = ns === undefined ? undefined : c.view.namespace(ns);
-  const need =
+  const need: InstanceNeed =
     ns === undefined
       ? 'unneeded'
       : vpnInstanceNeed(
@@ -185,16 +231,28 @@ export async function reconcileVpn(
           namespace !== undefined,
           pods.map((p) => p.use),
         );
+  return { ns, pods, namespace, need };
+}
+
+export async function reconcileVpn(
+  c: NetvirtContext,
+  key: string,
+  name: string,
+  guard: WriteGuard,
+): Promise<ReconcileOutcome> {
+  const { ns, pods, namespace, need } = vpnNeedOf(c, name);
   if (need === 'keep') {
     // Pods of a namespace not known yet (cache order): keep its VPN.
     c.grace.needed(key);
     return { result: 'deferred' };
   }
   if (need === 'unneeded' || !namespace || ns === undefined) {
-    const referrers = [...c.state.values('vpnInterface')]
-      .filter((v) => v.vpnInstanceNames.some((n) => n.vpnName === name))
-      .map((v) => v.name);
-    const outcome = await retire(c, key, 'vpnInstance', name, referrers, guard);
+    const recheck = () => {
+      const now = vpnNeedOf(c, name);
+      const unneeded = now.need === 'unneeded' || !now.namespace || now.ns === undefined;
+      return unneeded ? vpnReferrers(c, name) : undefined;
+    };
+    const outcome = await retire(c, key, 'vpnInstance', name, vpnReferrers(c, name), recheck, guard);
     if (ns !== undefined && outcome.result === 'synced' && !c.state.get('vpnInstance', name))
       c.rdReservations.delete(ns);
     return outcome;

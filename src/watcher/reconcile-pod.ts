@@ -12,7 +12,13 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { interfaceName, ModelValidationError, translatePod, type PodTranslation } from '../netvirt/index.js';
 import type { ReconcileOutcome, WriteGuard } from './backend.js';
 import type { InvolvedObject } from './events.js';
-import { elanInstanceReady, podContext, vpnInstanceReady, type NetvirtContext } from './netvirt-context.js';
+import {
+  beginAttach,
+  elanInstanceOurs,
+  podContext,
+  vpnInstanceOurs,
+  type NetvirtContext,
+} from './netvirt-context.js';
 import { elanKey, vpnKey } from './netvirt-keys.js';
 import { reportCollision } from './reports.js';
 
@@ -58,26 +64,43 @@ export async function reconcilePod(
   const iface = await c.writer.converge('interface', ifName, n.interface, guard);
   if (iface.state === 'foreign') return collision('interface', iface.reason);
 
-  // An instance that is missing is being created (its key is enqueued); one held by a foreign
+  // An instance that is missing is being created (its key is enqueued); one being retired is
+  // gone soon and then created again (this pod's retry enqueues it); one held by a foreign
   // object is reported by its own key and will not change soon: wait slowly for that.
+  // The attach is counted from the readiness check until the write returns, so the instance's
+  // retire, which reads only caches, cannot delete it under an interface being written.
   let waiting = false;
   let blocked = false;
-  if (elanInstanceReady(c, n.elanInstanceName)) {
-    const elanIf = await c.writer.converge('elanInterface', ifName, n.elanInterface, guard);
-    if (elanIf.state === 'foreign') return collision('elanInterface', elanIf.reason);
+  const elanAttach = beginAttach(c, 'elanInstance', n.elanInstanceName);
+  if (elanAttach) {
+    try {
+      const elanIf = await c.writer.converge('elanInterface', ifName, n.elanInterface, guard);
+      if (elanIf.state === 'foreign') return collision('elanInterface', elanIf.reason);
+    } finally {
+      elanAttach();
+    }
   } else {
-    if (c.state.get('elanInstance', n.elanInstanceName)) blocked = true;
+    if (elanInstanceOurs(c, n.elanInstanceName)) {
+      // Being retired: look again once that is over.
+    } else if (c.state.get('elanInstance', n.elanInstanceName)) blocked = true;
     else c.enqueue(elanKey(n.elanInstanceName));
     c.metrics.objectState('elanInterface', ifName, 'pending');
     waiting = true;
   }
 
   if (n.vpnInterface) {
-    if (vpnInstanceReady(c, n.vpnName)) {
-      const vpnIf = await c.writer.converge('vpnInterface', ifName, n.vpnInterface, guard);
-      if (vpnIf.state === 'foreign') return collision('vpnInterface', vpnIf.reason);
+    const vpnAttach = beginAttach(c, 'vpnInstance', n.vpnName);
+    if (vpnAttach) {
+      try {
+        const vpnIf = await c.writer.converge('vpnInterface', ifName, n.vpnInterface, guard);
+        if (vpnIf.state === 'foreign') return collision('vpnInterface', vpnIf.reason);
+      } finally {
+        vpnAttach();
+      }
     } else {
-      if (c.state.get('vpnInstance', n.vpnName)) blocked = true;
+      if (vpnInstanceOurs(c, n.vpnName)) {
+        // Being retired: look again once that is over.
+      } else if (c.state.get('vpnInstance', n.vpnName)) blocked = true;
       else c.enqueue(vpnKey(n.vpnName));
       c.metrics.objectState('vpnInterface', ifName, 'pending');
       waiting = true;
