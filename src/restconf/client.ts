@@ -66,6 +66,18 @@ export interface RestconfClientOptions {
   logger?: Logger;
 }
 
+/** Per-request options of the data methods. */
+export interface RequestOptions {
+  /**
+   * Stops the request: no attempt starts after it fires, the attempt in flight is cut off and
+   * a wait for a retry ends at once. The request then rejects with a non-retryable
+   * `RestconfError` of code `aborted` (a RestconfError rather than the signal's reason, so
+   * that callers handle every client failure alike; the reason is in its message and
+   * `cause`). `mayHaveApplied` says whether an attempt may have reached ODL before that.
+   */
+  signal?: AbortSignal;
+}
+
 export const DEFAULT_TIMEOUT_MS = 45_000;
 export const DEFAULT_CONCURRENCY = 16;
 /**
@@ -112,7 +124,8 @@ type AttemptResult =
   | { kind: 'response'; response: AxiosResponse<string> }
   | { kind: 'timeout' }
   | { kind: 'network'; code: string; message: string }
-  | { kind: 'closed' };
+  | { kind: 'closed' }
+  | { kind: 'aborted' };
 
 /**
  * The RESTCONF client every odlcoe component uses to talk to ODL. It addresses data by
@@ -214,9 +227,13 @@ export class RestconfClient {
    * The data at `path`, parsed; undefined when ODL has none (404). On bierman02 a list path
    * without keys is also 404 ("Missing key for list"): read lists with getEntries.
    */
-  async get(path: DataPath, store: Datastore = 'config'): Promise<unknown | undefined> {
+  async get(
+    path: DataPath,
+    store: Datastore = 'config',
+    options: RequestOptions = {},
+  ): Promise<unknown | undefined> {
     const req = this.prepare('GET', path, store);
-    const answer = await this.execute(req);
+    const answer = await this.execute(req, options.signal);
     if (answer.status === 404 || answer.status === 204) return undefined;
     if (answer.status !== 200) throw this.errorFromAnswer(req, answer);
     if (answer.body.trim() === '') return undefined;
@@ -239,7 +256,11 @@ export class RestconfClient {
    * none (404). The top member is unwrapped whether ODL qualified it (RFC 8040) or not. On
    * bierman02 a list path is read through its parent (the old API cannot read a bare list).
    */
-  async getEntries(path: DataPath, store: Datastore = 'config'): Promise<Record<string, unknown>[]> {
+  async getEntries(
+    path: DataPath,
+    store: Datastore = 'config',
+    options: RequestOptions = {},
+  ): Promise<Record<string, unknown>[]> {
     const last = path[path.length - 1];
     // The old /restconf answers 404 "Missing key for list" to a list path without keys,
     // which would read as "no entries": read the parent and pick the list out of it.
@@ -250,7 +271,7 @@ export class RestconfClient {
       );
     }
     const readPath = viaParent ? parentPath(path) : path;
-    const body = await this.get(readPath, store);
+    const body = await this.get(readPath, store, options);
     try {
       return viaParent ? listEntriesFromParent(body, path) : listEntries(body, path);
     } catch (err) {
@@ -269,18 +290,18 @@ export class RestconfClient {
    * Creates or replaces the node at `path`. `body` holds the node itself, for a list entry
    * as a one-element list: `{"elan:elan-instance":[{...}]}`.
    */
-  async put(path: DataPath, body: unknown): Promise<'created' | 'replaced'> {
+  async put(path: DataPath, body: unknown, options: RequestOptions = {}): Promise<'created' | 'replaced'> {
     const req = this.prepare('PUT', path, 'config', body);
-    const answer = await this.execute(req);
+    const answer = await this.execute(req, options.signal);
     if (answer.status === 201) return 'created';
     if (answer.status === 200 || answer.status === 204) return 'replaced';
     throw this.errorFromAnswer(req, answer);
   }
 
   /** Merges `body` into the node at `path` (plain PATCH): leaves not in `body` stay as they are. */
-  async merge(path: DataPath, body: unknown): Promise<void> {
+  async merge(path: DataPath, body: unknown, options: RequestOptions = {}): Promise<void> {
     const req = this.prepare('PATCH', path, 'config', body);
-    const answer = await this.execute(req);
+    const answer = await this.execute(req, options.signal);
     if (answer.status === 200 || answer.status === 201 || answer.status === 204) return;
     throw this.errorFromAnswer(req, answer);
   }
@@ -291,9 +312,9 @@ export class RestconfClient {
    * meets 409 after an attempt whose outcome was unknown, the data may be this request's own
    * earlier write: the error then has `mayHaveApplied` set, and only a read can tell.
    */
-  async post(parent: DataPath, body: unknown): Promise<void> {
+  async post(parent: DataPath, body: unknown, options: RequestOptions = {}): Promise<void> {
     const req = this.prepare('POST', parent, 'config', body);
-    const answer = await this.execute(req);
+    const answer = await this.execute(req, options.signal);
     if (answer.status === 200 || answer.status === 201 || answer.status === 204) return;
     throw this.errorFromAnswer(req, answer);
   }
@@ -302,9 +323,9 @@ export class RestconfClient {
    * Deletes the node at `path`. Missing data is success (`absent`). After a retry,
    * `absent` can also mean an earlier attempt deleted it: either way it is gone.
    */
-  async delete(path: DataPath): Promise<'deleted' | 'absent'> {
+  async delete(path: DataPath, options: RequestOptions = {}): Promise<'deleted' | 'absent'> {
     const req = this.prepare('DELETE', path, 'config');
-    const answer = await this.execute(req);
+    const answer = await this.execute(req, options.signal);
     if (answer.status === 200 || answer.status === 204) return 'deleted';
     if (answer.status === 404) return 'absent';
     throw this.errorFromAnswer(req, answer);
@@ -350,14 +371,37 @@ export class RestconfClient {
    * (success or final error status) for the caller to interpret. Each attempt waits for a
    * queue slot; waits between attempts hold none, so a failing ODL does not block requests
    * that are ready to go, and retries jump ahead of new work so that they are not starved.
+   * The caller's `signal` is checked before every attempt and ends an attempt in flight or a
+   * wait for a retry at once (see `RequestOptions.signal`).
    */
-  private async execute(req: Prepared): Promise<HttpAnswer> {
+  private async execute(req: Prepared, signal?: AbortSignal): Promise<HttpAnswer> {
     let mayHaveApplied = false;
     for (let attempt = 1; ; attempt += 1) {
-      const result = await this.queue.add(() => this.attemptOnce(req, attempt), {
-        priority: attempt > 1 ? 1 : 0,
-      });
+      if (signal?.aborted) throw this.abortedError(req, attempt - 1, mayHaveApplied, signal);
+      let result: AttemptResult;
+      let started = false;
+      try {
+        // The signal also takes a request still waiting for a queue slot out of the queue.
+        // p-queue rejects at once on abort even while the attempt runs; the attempt then
+        // cuts its own request off (it listens to the signal too).
+        result = await this.queue.add(
+          () => {
+            started = true;
+            return this.attemptOnce(req, attempt, signal);
+          },
+          { priority: attempt > 1 ? 1 : 0, signal },
+        );
+      } catch (err) {
+        if (!signal?.aborted) throw err;
+        // An attempt that started may have been sent: ODL may have applied it.
+        const applied = mayHaveApplied || (started && req.method !== 'GET');
+        throw this.abortedError(req, started ? attempt : attempt - 1, applied, signal);
+      }
       if (result.kind === 'closed') throw this.closedError(req, attempt, mayHaveApplied);
+      if (result.kind === 'aborted') {
+        // The attempt was cut off after it was sent: ODL may have applied it.
+        throw this.abortedError(req, attempt, mayHaveApplied || req.method !== 'GET', signal);
+      }
 
       let failure: { retryable: boolean; describe: string; retryAfter?: number; error: () => RestconfError };
       if (result.kind === 'response') {
@@ -425,16 +469,33 @@ export class RestconfClient {
         failure: failure.describe,
         delayMs,
       });
-      try {
-        await sleep(delayMs, this.closing.signal);
-      } catch {
-        throw this.closedError(req, attempt, mayHaveApplied);
-      }
+      await this.waitToRetry(delayMs, signal);
+      if (this.closing.signal.aborted) throw this.closedError(req, attempt, mayHaveApplied);
+      if (signal?.aborted) throw this.abortedError(req, attempt, mayHaveApplied, signal);
     }
   }
 
-  private async attemptOnce(req: Prepared, attempt: number): Promise<AttemptResult> {
+  /** Sleeps `ms`, or until close() or the caller's signal fires (the caller then checks which). */
+  private async waitToRetry(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    // A plain controller per wait: AbortSignal.any() retains its sources' listeners on Node 20.
+    const wake = new AbortController();
+    const onAbort = () => wake.abort();
+    this.closing.signal.addEventListener('abort', onAbort, { once: true });
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      if (this.closing.signal.aborted || signal?.aborted) return;
+      await sleep(ms, wake.signal);
+    } catch {
+      // Woken early: the caller looks at which signal fired.
+    } finally {
+      this.closing.signal.removeEventListener('abort', onAbort);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private async attemptOnce(req: Prepared, attempt: number, signal?: AbortSignal): Promise<AttemptResult> {
     if (this.closing.signal.aborted) return { kind: 'closed' };
+    if (signal?.aborted) return { kind: 'aborted' };
     // axios' `timeout` is a socket inactivity timer; the abort bounds the whole attempt,
     // including an answer that trickles in, and lets close() cut it short. (A plain
     // controller per attempt: AbortSignal.any() retains its sources' listeners on Node 20.)
@@ -442,6 +503,7 @@ export class RestconfClient {
     const deadline = setTimeout(() => abort.abort(), this.timeoutMs);
     const onClose = () => abort.abort();
     this.closing.signal.addEventListener('abort', onClose, { once: true });
+    signal?.addEventListener('abort', onClose, { once: true });
     const started = performance.now();
     let result: AttemptResult;
     try {
@@ -455,12 +517,13 @@ export class RestconfClient {
       });
       result = { kind: 'response', response };
     } catch (err) {
-      result = this.classifyFailure(err);
+      result = this.classifyFailure(err, signal);
     } finally {
       clearTimeout(deadline);
       this.closing.signal.removeEventListener('abort', onClose);
+      signal?.removeEventListener('abort', onClose);
     }
-    if (result.kind !== 'closed') {
+    if (result.kind !== 'closed' && result.kind !== 'aborted') {
       const status = result.kind === 'response' ? result.response.status : result.kind;
       this.report({
         method: req.method,
@@ -473,8 +536,9 @@ export class RestconfClient {
     return result;
   }
 
-  private classifyFailure(err: unknown): AttemptResult {
+  private classifyFailure(err: unknown, signal: AbortSignal | undefined): AttemptResult {
     if (this.closing.signal.aborted) return { kind: 'closed' };
+    if (signal?.aborted) return { kind: 'aborted' };
     if (axios.isCancel(err)) return { kind: 'timeout' };
     const code = errorCode(err);
     if (code === 'ETIMEDOUT' || code === 'ECONNABORTED' || code === 'ERR_CANCELED')
@@ -519,6 +583,26 @@ export class RestconfClient {
       attempts: answer.attempts,
       mayHaveApplied: answer.mayHaveApplied,
     });
+  }
+
+  private abortedError(
+    req: Prepared,
+    attempts: number,
+    mayHaveApplied: boolean,
+    signal: AbortSignal | undefined,
+  ): RestconfError {
+    const why = signal?.reason instanceof Error ? signal.reason.message : String(signal?.reason ?? 'aborted');
+    const error = new RestconfError({
+      method: req.method,
+      url: req.url,
+      code: 'aborted',
+      reason: `the request was aborted (${why})`,
+      retryable: false,
+      attempts,
+      mayHaveApplied,
+    });
+    if (signal?.reason !== undefined) Object.defineProperty(error, 'cause', { value: signal.reason });
+    return error;
   }
 
   private closedError(req: Prepared, attempts: number, mayHaveApplied: boolean): RestconfError {

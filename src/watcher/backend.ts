@@ -76,6 +76,12 @@ export interface BackendContext {
 /** Checked before every write: leadership or the queue may have ended since the reconcile began. */
 export interface WriteGuard {
   check(): void;
+  /**
+   * Fires when leadership or the queue ends. Every write passes it to the RESTCONF client
+   * (`{ signal }`), so a write in flight or waiting for a retry is abandoned at once rather
+   * than landing after another replica took over.
+   */
+  readonly signal: AbortSignal;
 }
 
 export interface Backend {

@@ -13,8 +13,9 @@
  *   learnt-ip adjacencies) into the write, and ownership is checked on what ODL holds now.
  * - Entries odlcoe does not own are never written or deleted; neither are entries that do not
  *   parse as their model.
- * - The write guard is checked before every write: a reconcile that outlived its leadership
- *   stops there.
+ * - The write guard is checked before every write, and its signal goes with the write into
+ *   the RESTCONF client: a reconcile that outlived its leadership stops there, and so does a
+ *   write it already started (in flight or waiting for a retry).
  */
 import type { Logger } from '../common/log.js';
 import type { Decision, WriteOp } from '../netvirt/index.js';
@@ -179,7 +180,7 @@ export class ObjectWriter<E> {
       throw new Error(`unexpected create plan for ${kind} ${name}`);
     guard.check();
     try {
-      await this.client.post(parentPath(put.path), put.body);
+      await this.client.post(parentPath(put.path), put.body, { signal: guard.signal });
     } catch (err) {
       if (err instanceof RestconfError && err.status === 409) return false;
       throw err;
@@ -193,8 +194,8 @@ export class ObjectWriter<E> {
   private async apply(writes: readonly WriteOp[], guard: WriteGuard): Promise<void> {
     for (const write of writes) {
       guard.check();
-      if (write.op === 'put') await this.client.put(write.path, write.body);
-      else await this.client.delete(write.path);
+      if (write.op === 'put') await this.client.put(write.path, write.body, { signal: guard.signal });
+      else await this.client.delete(write.path, { signal: guard.signal });
     }
   }
 }
