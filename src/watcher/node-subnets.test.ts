@@ -70,9 +70,13 @@ describe('NodeSubnets over a backend’s k8s-node entries', () => {
     });
     assert.deepEqual(subnets.recover(), []);
     assert.equal(subnets.subnetFor(node('a')), '10.3.0.0/24');
+    // A gone node's allocation and entry stay readable by uid until it is released.
+    assert.equal(subnets.allocated('a'), '10.3.0.0/24');
+    assert.equal(subnets.entry('a')?.podCidr, '10.3.0.0/24');
     // Another cluster's entry is not an allocation of ours: its subnet is free to us.
     assert.deepEqual(subnets.entrySubnet(node('b')), { kind: 'subnet', cidr: '10.3.1.0/24' });
     assert.equal(subnets.release('a'), true);
     assert.equal(subnets.subnetFor(node('a')), undefined);
+    assert.equal(subnets.allocated('a'), undefined);
   });
 });

@@ -127,7 +127,23 @@ export class NodeSubnets {
     return problems;
   }
 
-  /** The node and its entry are gone: its subnet is free again. */
+  /**
+   * A node's cached k8s-node entry. When the node object is gone, this is where its host name
+   * (which its pods' `spec.nodeName` still say) and its allocation are recorded.
+   */
+  entry(uid: string): K8sNode | undefined {
+    return this.entries.get(uid);
+  }
+
+  /** `allocate`: the subnet held by a node (present or gone), as allocated or recovered. */
+  allocated(uid: string): string | undefined {
+    return this.allocator?.get(uid);
+  }
+
+  /**
+   * The node is gone and no pod holds an address from its subnet any more: the subnet is free
+   * again (see reconcile-node.ts for why both conditions).
+   */
   release(uid: string): boolean {
     return this.allocator?.release(uid) ?? false;
   }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SubnetAllocator } from './subnet-allocator.js';
+import { cidrContains, SubnetAllocator } from './subnet-allocator.js';
 
 describe('SubnetAllocator', () => {
   it('hands out the lowest free subnet and keeps each node on its own', () => {
@@ -47,5 +47,15 @@ describe('SubnetAllocator', () => {
   it('refuses a prefix length that does not fit the cluster CIDR', () => {
     assert.throws(() => new SubnetAllocator('10.244.0.0/16', 8), /between/);
     assert.throws(() => new SubnetAllocator('10.244.0.5/16', 24), /host bits/);
+  });
+
+  it('cidrContains: an adjacency address (with or without its /32 or /128) in a subnet', () => {
+    assert.equal(cidrContains('10.244.1.0/24', '10.244.1.7/32'), true);
+    assert.equal(cidrContains('10.244.1.0/24', '10.244.1.255'), true);
+    assert.equal(cidrContains('10.244.1.0/24', '10.244.2.0/32'), false);
+    assert.equal(cidrContains('fd00:1::/64', 'fd00:1::5/128'), true);
+    assert.equal(cidrContains('10.244.1.0/24', '::ffff:10.244.1.7/128'), false, 'other family');
+    assert.equal(cidrContains('10.244.1.0/24', 'not-an-ip/32'), false);
+    assert.equal(cidrContains('nonsense', '10.244.1.7/32'), false);
   });
 });

@@ -6,7 +6,8 @@
  *
  * Rules: a node keeps its subnet for as long as its entry exists (never moved, even if the
  * settings change later); a new node gets the lowest free subnet that overlaps no allocation;
- * a subnet is free again once its node (and so its entry) is gone.
+ * a subnet is free again once its node is gone and no pod holds an address from it any more
+ * (reconcile-node.ts decides when; the entry is kept until then, as the durable record).
  */
 import ipaddr from 'ipaddr.js';
 import { ModelValidationError, parseCidr } from '../netvirt/index.js';
@@ -42,6 +43,23 @@ function rangeOf(cidr: string): Range {
 }
 
 const overlaps = (a: Range, b: Range) => a.family === b.family && a.first <= b.last && b.first <= a.last;
+
+/**
+ * Whether `address` lies in `cidr`. The address may carry a prefix length (an adjacency's
+ * `ip-address` is `ip/32` or `ip/128`), which is ignored. False when either does not parse.
+ */
+export function cidrContains(cidr: string, address: string): boolean {
+  const slash = address.indexOf('/');
+  const bare = (slash < 0 ? address : address.slice(0, slash)).trim();
+  try {
+    if (!ipaddr.isValid(bare)) return false;
+    const family = ipaddr.parse(bare).kind() === 'ipv6' ? 6 : 4;
+    const n = toBigInt(bare);
+    return overlaps(rangeOf(cidr.trim()), { family, first: n, last: n });
+  } catch {
+    return false;
+  }
+}
 
 export class SubnetAllocator {
   private readonly cluster: Range;

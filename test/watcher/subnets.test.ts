@@ -11,6 +11,7 @@ import {
   createNamespace,
   createNode,
   createPod,
+  deletePod,
   metricValue,
   readOdl,
   RecordedEvents,
@@ -116,6 +117,65 @@ describe('node subnets', () => {
     assert.equal(now['node-d'], '10.250.1.128/25');
     await waitFor(async () => (await metricValue(registry, 'odlcoe_watcher_nodes_without_subnet')) === 0, {
       what: 'gauge back to 0',
+    });
+  });
+
+  it('allocate: a gone node keeps its subnet (and entry, across a restart) while its pods hold addresses', async () => {
+    const env = await startEnv({ profile: 'sodium', dialect: 'rfc8040' });
+    cleanups.push(() => env.close());
+    const settings = {
+      subnetSource: 'allocate' as const,
+      clusterCidr: '10.250.0.0/23',
+      nodePrefixLength: 24,
+    };
+    const uids: Record<string, string> = { 'node-a': await createNode(env, 'node-a', '192.168.70.1') };
+    await createNamespace(env, 'alpha');
+    const first = await startTestWatcher(env, settings);
+    cleanups.push(() => first.close());
+    await waitFor(async () => (await nodeCidrs(env, uids))['node-a'] === '10.250.0.0/24', {
+      what: 'node-a allocation',
+    });
+    await createPod(env, 'alpha', 'p1', 'node-a', { ip: '10.250.0.2' });
+    await waitFor(async () => (await readOdl(env))['vpn-interface'].length === 1, { what: 'vpn-if p1' });
+
+    // The Node goes while p1 (bound to it, address from its subnet) remains, and another node
+    // comes (after the deletion, in the same watch stream): the subnet and its durable record
+    // stay with node-a, and node-b gets the other one.
+    await env.core.deleteNode({ name: 'node-a' });
+    uids['node-b'] = await createNode(env, 'node-b', '192.168.70.2');
+    await waitFor(async () => (await nodeCidrs(env, uids))['node-b'] !== undefined, {
+      what: 'node-b allocation',
+    });
+    await first.idle();
+    assert.deepEqual(await nodeCidrs(env, uids), { 'node-a': '10.250.0.0/24', 'node-b': '10.250.1.0/24' });
+    assert.equal((await readOdl(env))['vpn-interface'].length, 1, 'p1 keeps its vpn-interface');
+
+    // A restart recovers node-a's allocation from the kept entry: the pool stays used up.
+    await first.close();
+    const events = new RecordedEvents();
+    const second = await startTestWatcher(env, settings, { events });
+    cleanups.push(() => second.close());
+    await second.idle();
+    uids['node-c'] = await createNode(env, 'node-c', '192.168.70.3');
+    await waitFor(() => events.events.some((e) => e.reason === 'PodSubnetExhausted'), {
+      what: 'node-c finds the pool used up',
+    });
+    assert.deepEqual(await nodeCidrs(env, uids), {
+      'node-a': '10.250.0.0/24',
+      'node-b': '10.250.1.0/24',
+      'node-c': undefined,
+    });
+
+    // Once p1 and its vpn-interface are gone, node-a's entry goes and node-c gets the subnet.
+    await deletePod(env, 'alpha', 'p1');
+    await waitFor(async () => (await nodeCidrs(env, uids))['node-c'] === '10.250.0.0/24', {
+      what: 'node-c to get the freed subnet',
+    });
+    assert.equal((await readOdl(env))['vpn-interface'].length, 0);
+    assert.deepEqual(await nodeCidrs(env, uids), {
+      'node-a': undefined,
+      'node-b': '10.250.1.0/24',
+      'node-c': '10.250.0.0/24',
     });
   });
 
