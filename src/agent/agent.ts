@@ -17,7 +17,7 @@ import { startCniServer, type CniServer } from './cni-server.js';
 import { CniService } from './cni-service.js';
 import type { AgentConfig } from './config.js';
 import { readConflistSubnet, renderConflist, writeFileAtomic } from './conflist.js';
-import { HostLocalIpam } from './ipam.js';
+import { HostLocalIpam, HostLocalLeaseStore } from './ipam.js';
 import { KeyedLock } from './keyed-lock.js';
 import { AgentMetrics } from './metrics.js';
 import { setupNodeOvs } from './node-setup.js';
@@ -40,6 +40,8 @@ export interface AgentDeps {
 const SHIM_SOURCE = fileURLToPath(new URL('../../cni/odlcoe.js', import.meta.url));
 /** How often DELs the shim queued while the agent was away are retried. */
 const PENDING_DEL_INTERVAL_MS = 30_000;
+/** How often the start-up reconcile looks whether a pod subnet is known yet. */
+const SUBNET_WAIT_MS = 200;
 const RETRY = { initialMs: 500, maxMs: 30_000 } as const;
 
 /**
@@ -114,6 +116,11 @@ export class Agent {
       bridge: config.ovs.bridge,
       mtu: config.cni.mtu,
       ipamState: () => this.ipam,
+      leaseStore: new HostLocalLeaseStore({
+        pluginPath: config.ipam.pluginPath,
+        dataDir: config.ipam.dataDir,
+        networkName: config.cni.networkName,
+      }),
       pods: {
         hasSynced: () => this.informer.hasSynced(),
         uidOf: (ns, name) => {
@@ -394,23 +401,28 @@ export class Agent {
   private async reconcileTask(signal: AbortSignal): Promise<void> {
     await this.informer.waitForSync(signal);
     while (!this.state.ovsReady) await sleep(200, signal);
-    const result = await this.retry('start-up reconcile', signal, async () => {
-      const r = await reconcileNode({
-        ovs: this.ovs,
-        bridge: this.config.ovs.bridge,
-        podNetwork: this.podNetwork,
-        ipamState: () => this.ipam,
-        pods: this.informer.list(),
-        metrics: this.metrics,
-        logger: this.logger,
+    const reconcile = async () => {
+      const result = await this.retry('start-up reconcile', signal, async () => {
+        const r = await reconcileNode({
+          ovs: this.ovs,
+          bridge: this.config.ovs.bridge,
+          podNetwork: this.podNetwork,
+          ipamState: () => this.ipam,
+          pods: this.informer.list(),
+          metrics: this.metrics,
+          logger: this.logger,
+        });
+        if (r.failures > 0) throw new Error(`${r.failures} stale attachment(s) could not be removed`);
+        return r;
       });
-      if (r.failures > 0) throw new Error(`${r.failures} stale attachment(s) could not be removed`);
-      return r;
-    });
-    this.logger.info('start-up reconcile done', {
-      removedPorts: result.ports,
-      releasedLeases: result.leases,
-    });
+      this.logger.info('start-up reconcile done', {
+        removedPorts: result.ports,
+        releasedLeases: result.leases,
+        leasesChecked: result.leasesChecked,
+      });
+      return result;
+    };
+    const first = await reconcile();
     // DELs the shim queued while the agent was away run before ADDs are served, so that the
     // addresses they free are available again.
     const replay = () =>
@@ -422,6 +434,14 @@ export class Agent {
         this.logger.warn('replaying pending DELs failed', { error: errorMessage(err) }),
       );
     await replay();
+    if (!first.leasesChecked) {
+      // No subnet yet, so the leases of pods deleted while the agent was away were not looked
+      // at. Once ODL (or a rewritten conflist) gives one, reconcile again, still before any ADD
+      // is served (ADD waits for `reconciled`): no ADD is then in flight whose fresh lease,
+      // not yet on a port nor in the pod's status, would look stale.
+      while (!this.ipam) await sleep(SUBNET_WAIT_MS, signal);
+      await reconcile();
+    }
     this.state.reconciled = true;
     for (;;) {
       await sleep(PENDING_DEL_INTERVAL_MS, signal);

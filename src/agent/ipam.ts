@@ -113,34 +113,9 @@ export class HostLocalIpam {
     await this.exec('DEL', req.containerId, req.ifName, req.netns ?? '');
   }
 
-  /**
-   * The current leases, read from host-local's files. A file that is still empty (host-local
-   * creates it, then writes the owner) is skipped rather than reported without an owner.
-   */
-  async leases(): Promise<IpamLease[]> {
-    const dir = join(this.dataDir, this.networkName);
-    let names: string[];
-    try {
-      names = await readdir(dir);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw err;
-    }
-    const leases: IpamLease[] = [];
-    for (const name of names.filter((n) => ipaddr.isValid(n))) {
-      let content: string;
-      try {
-        content = await readFile(join(dir, name), 'utf8');
-      } catch (err) {
-        // Released between readdir and read.
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        throw err;
-      }
-      const [containerId = '', ifName = ''] = content.split(/\r?\n/).map((s) => s.trim());
-      if (containerId === '') continue;
-      leases.push({ ip: ipaddr.parse(name).toString(), containerId, ifName });
-    }
-    return leases.sort((a, b) => compareIps(a.ip, b.ip));
+  /** The current leases, read from host-local's files (see readLeases). */
+  leases(): Promise<IpamLease[]> {
+    return readLeases(this.dataDir, this.networkName);
   }
 
   /** Addresses host-local can still hand out (range size minus leases in the range). */
@@ -172,33 +147,119 @@ export class HostLocalIpam {
     };
   }
 
-  private async exec(
-    command: 'ADD' | 'DEL',
-    containerId: string,
-    ifName: string,
-    netns: string,
-  ): Promise<string> {
-    const env: NodeJS.ProcessEnv = {
-      CNI_COMMAND: command,
-      CNI_CONTAINERID: containerId,
-      CNI_NETNS: netns,
-      CNI_IFNAME: ifName,
-      // Required by host-local's skeleton; it delegates to nothing.
-      CNI_PATH: dirname(this.pluginPath),
-      // No K8S_* arguments: host-local rejects keys it does not know.
-      CNI_ARGS: '',
-      PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+  private exec(command: 'ADD' | 'DEL', containerId: string, ifName: string, netns: string): Promise<string> {
+    return execHostLocal(this.pluginPath, this.networkConfig(), command, containerId, ifName, netns);
+  }
+}
+
+/**
+ * Releases leases while the node's pod subnet is unknown (the agent started without its
+ * conflist and ODL has not answered yet): a DEL must not leave the lease of a deleted pod
+ * behind. host-local releases by owner (ReleaseByID: container id and ifname, every file of
+ * the network's directory) whatever the range, but refuses to run without a valid one; the
+ * range given is therefore built from the owner's own lease (its /30 or /126), which host-local
+ * accepts, and nothing is exec'd when the owner has no lease.
+ */
+export class HostLocalLeaseStore {
+  private readonly pluginPath: string;
+  private readonly dataDir: string;
+  private readonly networkName: string;
+
+  constructor(opts: { pluginPath?: string; dataDir: string; networkName: string }) {
+    this.pluginPath = opts.pluginPath ?? HOST_LOCAL_PATH;
+    if (!this.pluginPath.startsWith('/'))
+      throw new IpamConfigError(`IPAM plugin path must be absolute: ${this.pluginPath}`);
+    if (!opts.dataDir.startsWith('/'))
+      throw new IpamConfigError(`IPAM data directory must be absolute: ${opts.dataDir}`);
+    this.dataDir = opts.dataDir;
+    this.networkName = validateNetworkName(opts.networkName);
+  }
+
+  leases(): Promise<IpamLease[]> {
+    return readLeases(this.dataDir, this.networkName);
+  }
+
+  /** Releases every lease of (container id, ifname); succeeds when there is none. */
+  async release(req: { containerId: string; ifName: string; netns?: string }): Promise<void> {
+    validateContainerId(req.containerId);
+    validateIfName(req.ifName);
+    if (req.netns) validateNetnsPath(req.netns);
+    const owned = (await this.leases()).find(
+      (l) => l.containerId === req.containerId && l.ifName === req.ifName,
+    );
+    if (!owned) return;
+    const ip = ipaddr.parse(owned.ip);
+    const prefix = ip.kind() === 'ipv4' ? 30 : 126;
+    const network = `${maskedAddress(owned.ip, prefix)}/${prefix}`;
+    const config = {
+      cniVersion: HOST_LOCAL_CNI_VERSION,
+      name: this.networkName,
+      type: 'odlcoe',
+      ipam: { type: 'host-local', dataDir: this.dataDir, ranges: [[{ subnet: network }]] },
     };
+    await execHostLocal(this.pluginPath, config, 'DEL', req.containerId, req.ifName, req.netns ?? '');
+  }
+}
+
+/**
+ * The leases of a host-local network, read from its files. A file that is still empty
+ * (host-local creates it, then writes the owner) is skipped rather than reported without an
+ * owner.
+ */
+async function readLeases(dataDir: string, networkName: string): Promise<IpamLease[]> {
+  const dir = join(dataDir, networkName);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const leases: IpamLease[] = [];
+  for (const name of names.filter((n) => ipaddr.isValid(n))) {
+    let content: string;
     try {
-      const { stdout } = await run(this.pluginPath, [], {
-        input: JSON.stringify(this.networkConfig()),
-        env,
-        timeoutMs: TIMEOUT_MS,
-      });
-      return stdout;
+      content = await readFile(join(dir, name), 'utf8');
     } catch (err) {
-      throw toIpamError(command, containerId, ifName, err);
+      // Released between readdir and read.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw err;
     }
+    const [containerId = '', ifName = ''] = content.split(/\r?\n/).map((s) => s.trim());
+    if (containerId === '') continue;
+    leases.push({ ip: ipaddr.parse(name).toString(), containerId, ifName });
+  }
+  return leases.sort((a, b) => compareIps(a.ip, b.ip));
+}
+
+async function execHostLocal(
+  pluginPath: string,
+  networkConfig: object,
+  command: 'ADD' | 'DEL',
+  containerId: string,
+  ifName: string,
+  netns: string,
+): Promise<string> {
+  const env: NodeJS.ProcessEnv = {
+    CNI_COMMAND: command,
+    CNI_CONTAINERID: containerId,
+    CNI_NETNS: netns,
+    CNI_IFNAME: ifName,
+    // Required by host-local's skeleton; it delegates to nothing.
+    CNI_PATH: dirname(pluginPath),
+    // No K8S_* arguments: host-local rejects keys it does not know.
+    CNI_ARGS: '',
+    PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+  };
+  try {
+    const { stdout } = await run(pluginPath, [], {
+      input: JSON.stringify(networkConfig),
+      env,
+      timeoutMs: TIMEOUT_MS,
+    });
+    return stdout;
+  } catch (err) {
+    throw toIpamError(command, containerId, ifName, err);
   }
 }
 
@@ -323,4 +384,12 @@ function compareIps(a: string, b: string): number {
   const y = toBigInt(b);
   const bySize = a.includes(':') === b.includes(':') ? 0 : a.includes(':') ? 1 : -1;
   return bySize !== 0 ? bySize : x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** `ip` with its host bits (beyond `prefix`) cleared. */
+function maskedAddress(ip: string, prefix: number): string {
+  const family = ipaddr.parse(ip).kind();
+  const bits = family === 'ipv4' ? 32 : 128;
+  const hostBits = BigInt(bits - prefix);
+  return fromBigInt((toBigInt(ip) >> hostBits) << hostBits, family);
 }

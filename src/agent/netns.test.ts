@@ -7,9 +7,12 @@ import {
   createPodInterface,
   createVethPair,
   deleteHostVeth,
+  deleteHostVethIfOwned,
   deletePodInterface,
+  hostVethOwner,
   inspectPodInterface,
   NetnsError,
+  vethOwnerTag,
 } from './netns.js';
 
 // The kernel side is covered by test/agent/dataplane.test.ts (root); these check what is
@@ -83,5 +86,24 @@ describe('teardown and inspection of what is gone', () => {
   it('validates names on teardown too', async () => {
     await assert.rejects(deleteHostVeth('a/b'), NameError);
     await assert.rejects(deletePodInterface('/run/netns/x', '..'), NameError);
+  });
+});
+
+describe('veth owner tags', () => {
+  it('is the container id, or its sha256 when the kernel would refuse an alias that long', () => {
+    const id = 'a'.repeat(64);
+    assert.equal(vethOwnerTag(id), id);
+    assert.equal(vethOwnerTag('b'.repeat(255)), 'b'.repeat(255));
+    const long = 'c'.repeat(256);
+    assert.match(vethOwnerTag(long), /^sha256:[0-9a-f]{64}$/);
+    assert.notEqual(vethOwnerTag(long), vethOwnerTag(`${'c'.repeat(255)}d`));
+  });
+
+  it('validates the container id and the device name before running ip', async () => {
+    assert.throws(() => vethOwnerTag('bad id'), NameError);
+    assert.throws(() => vethOwnerTag(''), NameError);
+    await assert.rejects(createVethPair({ ...spec, owner: 'x y' }), NameError);
+    await assert.rejects(hostVethOwner('a/b'), NameError);
+    await assert.rejects(deleteHostVethIfOwned('veth01234567', 'x#y'), NameError);
   });
 });

@@ -1,8 +1,16 @@
+import { createHash } from 'node:crypto';
 import { statfs } from 'node:fs/promises';
 import ipaddr from 'ipaddr.js';
 import { errorMessage } from '../common/log.js';
 import { CommandError, run } from './exec.js';
-import { validateIfName, validateMac, validateMtu, validateNetnsPath, validatePortName } from './names.js';
+import {
+  validateContainerId,
+  validateIfName,
+  validateMac,
+  validateMtu,
+  validateNetnsPath,
+  validatePortName,
+} from './names.js';
 
 /**
  * Pod interfaces: a veth pair whose host end stays in the agent's namespace (to be added to
@@ -22,6 +30,13 @@ import { validateIfName, validateMac, validateMtu, validateNetnsPath, validatePo
  * create in the pod netns then move the host end out (the reference plugins' way) 30 ms. The
  * move costs an RCU grace period under RTNL, which is what serialises bursts of pod starts.
  * It also means the pod never sees a temporary name and no rename can collide.
+ *
+ * The host end carries its owner, the container id, as its link alias (`ifalias`). Its name is
+ * only 32 bits of a hash, so a name alone does not say whose a veth is; a DEL that finds no
+ * OVS port to prove ownership deletes the veth only when the alias names its own container.
+ * The kernel ignores IFLA_IFALIAS in a link creation request (`ip link add ... alias X`
+ * succeeds and sets nothing, iproute2 6.1 / Linux 6.x), so the alias is a second command of
+ * the same `ip -batch` process: no extra process on the ADD path.
  */
 
 export interface PodInterfaceSpec {
@@ -31,6 +46,12 @@ export interface PodInterfaceSpec {
   ifName: string;
   /** Host end name, see hostVethName(). */
   hostVeth: string;
+  /**
+   * The container id the host end belongs to, recorded as its alias (see vethOwnerTag). The
+   * agent always passes it; without it the veth is untagged, like one made by an older agent,
+   * and a DEL that finds no OVS port keeps it.
+   */
+  owner?: string;
   mac: string;
   mtu: number;
   /** CIDR with the host bits, e.g. '10.11.1.5/24'. */
@@ -97,47 +118,64 @@ export async function createPodInterface(
 
 /**
  * The first half of createPodInterface, which needs no address yet (so an ADD runs it while
- * IPAM allocates): the pair, its host end up, its pod end named `ifName` in the pod namespace
- * with the MTU, still down. One `ip` process. Throws LinkExistsError, creating nothing, when
- * either name is taken.
+ * IPAM allocates): the pair, its host end up and tagged with its owner, its pod end named
+ * `ifName` in the pod namespace with the MTU, still down. One `ip` process (two when a name or
+ * path cannot pass ip's batch parser). Throws LinkExistsError, creating nothing, when either
+ * name is taken; deletes the pair again when tagging it fails.
  */
 export async function createVethPair(spec: {
   netns: string;
   ifName: string;
   hostVeth: string;
   mtu: number;
+  /** The container id, recorded as the host end's alias; see PodInterfaceSpec.owner. */
+  owner?: string;
 }): Promise<{ hostMac: string }> {
   const netns = validateNetnsPath(spec.netns);
   const ifName = validateIfName(spec.ifName);
   const hostVeth = validatePortName(spec.hostVeth);
   const mtu = validateMtu(spec.mtu);
+  const tag = spec.owner === undefined ? undefined : vethOwnerTag(spec.owner);
   const state = await netnsState(netns);
   if (state !== 'ok') throw new NetnsError(`network namespace ${netns} ${state}`);
 
+  const add = [
+    'link',
+    'add',
+    'name',
+    hostVeth,
+    'up',
+    'mtu',
+    String(mtu),
+    'type',
+    'veth',
+    'peer',
+    'name',
+    ifName,
+    'mtu',
+    String(mtu),
+    'netns',
+    netns,
+  ];
+  const setAlias = tag === undefined ? undefined : ['link', 'set', 'dev', hostVeth, 'alias', tag];
+  const batched = setAlias !== undefined && [add, setAlias].every(batchSafe);
   let created: string;
   try {
-    ({ stdout: created } = await run('ip', [
-      '-j',
-      '-echo',
-      'link',
-      'add',
-      'name',
-      hostVeth,
-      'up',
-      'mtu',
-      String(mtu),
-      'type',
-      'veth',
-      'peer',
-      'name',
-      ifName,
-      'mtu',
-      String(mtu),
-      'netns',
-      netns,
-    ]));
+    ({ stdout: created } = batched
+      ? await run('ip', ['-j', '-echo', '-batch', '-'], {
+          input: `${add.join(' ')}
+${setAlias.join(' ')}
+`,
+        })
+      : await run('ip', ['-j', '-echo', ...add]));
   } catch (err) {
-    if (err instanceof CommandError && /File exists/.test(err.stderr)) {
+    if (!(err instanceof CommandError)) throw err;
+    // ip -batch stops at the first failing line and names it: past line 1 the pair exists.
+    if (batched && /Command failed -:2/.test(err.stderr)) {
+      await deleteHostVeth(hostVeth).catch(() => undefined);
+      throw err;
+    }
+    if (/File exists/.test(err.stderr)) {
       throw (await linkExists(hostVeth))
         ? new LinkExistsError(hostVeth, 'host')
         : new LinkExistsError(ifName, 'pod', netns);
@@ -145,11 +183,64 @@ export async function createVethPair(spec: {
     throw err;
   }
   try {
+    if (setAlias && !batched) await run('ip', setAlias);
     return { hostMac: echoedMac(created, hostVeth) ?? (await hostLinkMac(hostVeth)) };
   } catch (err) {
     await deleteHostVeth(hostVeth).catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * The alias that marks a host veth as a container's: the container id itself, readable in
+ * `ip link`. The kernel limits an alias to 255 bytes and a container id may have 256
+ * characters; such an id is recorded as `sha256:<hex>` (":" never occurs in a container id,
+ * so the two forms cannot be confused).
+ */
+export function vethOwnerTag(containerId: string): string {
+  validateContainerId(containerId);
+  return containerId.length <= MAX_IFALIAS_BYTES
+    ? containerId
+    : `sha256:${createHash('sha256').update(containerId, 'utf8').digest('hex')}`;
+}
+
+/**
+ * The host veth's owner tag: undefined when no device has that name, '' when it has no
+ * alias (made by an agent before owner tags, or not by the agent).
+ */
+export async function hostVethOwner(hostVeth: string): Promise<string | undefined> {
+  validatePortName(hostVeth);
+  let stdout: string;
+  try {
+    ({ stdout } = await run('ip', ['-j', 'link', 'show', 'dev', hostVeth]));
+  } catch (err) {
+    if (err instanceof CommandError && /does not exist/.test(err.stderr)) return undefined;
+    throw err;
+  }
+  const link = parseJson<IpLink[]>(stdout)[0];
+  if (!link) return undefined;
+  return link.ifalias ?? '';
+}
+
+/**
+ * Deletes the host veth of that name only if it is `containerId`'s by its owner tag, for a DEL
+ * that has no OVS port proving ownership. Another container's veth (a name collision) and an
+ * untagged one are kept: in doubt, keep. An untagged leftover costs little, since the kernel
+ * removes a veth pair with its pod's namespace; deleting a running pod's veth cuts it off.
+ * Not atomic: in the few milliseconds between the check and the deletion, the owner's veth
+ * would have to be removed by someone else and a colliding container's created in its place.
+ */
+export async function deleteHostVethIfOwned(
+  hostVeth: string,
+  containerId: string,
+): Promise<'deleted' | 'absent' | 'not-owned' | 'untagged'> {
+  const tag = vethOwnerTag(containerId);
+  const owner = await hostVethOwner(hostVeth);
+  if (owner === undefined) return 'absent';
+  if (owner === '') return 'untagged';
+  if (owner !== tag) return 'not-owned';
+  await deleteHostVeth(hostVeth);
+  return 'deleted';
 }
 
 /**
@@ -271,8 +362,12 @@ export async function linkExists(name: string): Promise<boolean> {
 
 // ---- helpers ---------------------------------------------------------------------------------
 
+/** IFALIASZ - 1: the kernel refuses longer aliases. */
+const MAX_IFALIAS_BYTES = 255;
+
 interface IpLink {
   ifname?: string;
+  ifalias?: string;
   address?: string;
   mtu?: number;
   addr_info?: { family?: string; local?: string; prefixlen?: number; scope?: string }[];
@@ -304,14 +399,18 @@ async function netnsState(path: string): Promise<'ok' | 'does not exist' | 'is n
  * CNI spec allows, one process per command.
  */
 async function ipInNetns(netns: string, commands: string[][]): Promise<void> {
-  const batchSafe = commands.every((c) => c.every((token) => /^[^\s#"'\\]+$/.test(token)));
-  if (batchSafe) {
+  if (commands.every(batchSafe)) {
     await run('nsenter', [`--net=${netns}`, 'ip', '-batch', '-'], {
       input: commands.map((c) => c.join(' ')).join('\n') + '\n',
     });
     return;
   }
   for (const c of commands) await run('nsenter', [`--net=${netns}`, 'ip', ...c]);
+}
+
+/** Whether ip's batch parser reads every token of the command back unchanged. */
+function batchSafe(command: string[]): boolean {
+  return command.every((token) => /^[^\s#"'\\]+$/.test(token));
 }
 
 function parseJson<T>(text: string): T {
@@ -322,10 +421,14 @@ function parseJson<T>(text: string): T {
   }
 }
 
+/** The MAC from `ip -j -echo` output: one JSON array per line, one line per batch command. */
 function echoedMac(echo: string, name: string): string | undefined {
-  if (!echo.trim()) return undefined;
-  const links = parseJson<IpLink[]>(echo);
-  return links.find((l) => l.ifname === name)?.address;
+  for (const line of echo.split('\n')) {
+    if (!line.trim()) continue;
+    const mac = parseJson<IpLink[]>(line).find((l) => l.ifname === name)?.address;
+    if (mac) return mac;
+  }
+  return undefined;
 }
 
 async function hostLinkMac(name: string): Promise<string> {

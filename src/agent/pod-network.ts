@@ -4,10 +4,16 @@ import { CNI_ERROR, CniError } from './cni-error.js';
 import { EXTERNAL_ID, isPodPort } from './external-ids.js';
 import type { CniAttachment, CniRequest } from './cni-request.js';
 import type { CniResult } from './cni-result.js';
-import type { HostLocalIpam } from './ipam.js';
+import type { HostLocalIpam, HostLocalLeaseStore } from './ipam.js';
 import type { AgentMetrics, StepTimer } from './metrics.js';
 import { hostVethName, NameError, validatePodRef } from './names.js';
-import { configurePodInterface, createVethPair, deleteHostVeth, inspectPodInterface } from './netns.js';
+import {
+  configurePodInterface,
+  createVethPair,
+  deleteHostVeth,
+  deleteHostVethIfOwned,
+  inspectPodInterface,
+} from './netns.js';
 import type { Ovs, OvsPort } from './ovs.js';
 import { podMacFromIp } from './pod-mac.js';
 import { defaultRoute, type PodSubnet } from './pod-subnet.js';
@@ -33,6 +39,11 @@ export interface PodNetworkOptions {
   bridge: string;
   mtu: number;
   ipamState: () => IpamState | undefined;
+  /**
+   * host-local's lease files, usable before the subnet is known: DEL releases through it while
+   * `ipamState` is absent. Without it such a DEL fails with "try again later".
+   */
+  leaseStore?: HostLocalLeaseStore;
   pods?: PodView;
   metrics: AgentMetrics;
   logger: Logger;
@@ -138,7 +149,7 @@ export class PodNetwork {
           this.metrics.count(this.metrics.ipamErrors, 'add', () => ipam.add({ containerId, ifName, netns })),
         ),
         timer.time('veth_create', () =>
-          createVethPair({ netns, ifName, hostVeth: portName, mtu: this.options.mtu }),
+          createVethPair({ netns, ifName, hostVeth: portName, mtu: this.options.mtu, owner: containerId }),
         ),
       ]);
       if (leased.status === 'fulfilled') {
@@ -342,9 +353,13 @@ export class PodNetwork {
       );
       const results = await Promise.allSettled([
         // A 32-bit name collision: the port (and so the veth) is another container's. Leave them.
+        // Without a port, the name proves nothing: the veth can be another container's (its ADD
+        // between veth_create and ovs_add_port, or its row lost), so its owner tag decides.
         outcome === 'not-owned'
           ? Promise.resolve()
-          : timer.time('veth_delete', () => deleteHostVeth(portName)),
+          : timer.time('veth_delete', () =>
+              outcome === 'removed' ? deleteHostVeth(portName) : this.deleteOrphanVeth(portName, containerId),
+            ),
         timer.time('ipam', () => this.releaseLease({ containerId, ifName, netns })),
       ]);
       if (outcome === 'not-owned') {
@@ -360,16 +375,36 @@ export class PodNetwork {
     }
   }
 
+  /** The host veth of a DEL that found no port: deleted only when tagged as this container's. */
+  private async deleteOrphanVeth(portName: string, containerId: string): Promise<void> {
+    const veth = await deleteHostVethIfOwned(portName, containerId);
+    if (veth === 'not-owned' || veth === 'untagged') {
+      this.logger.warn(
+        veth === 'not-owned'
+          ? "DEL: the veth of this name is another container's; left alone"
+          : 'DEL: the veth of this name has no owner tag (made by an older agent?); left alone',
+        { port: portName, containerId },
+      );
+    }
+  }
+
   private async releaseLease(a: { containerId: string; ifName: string; netns?: string }): Promise<void> {
     const state = this.options.ipamState();
-    if (!state) {
-      this.logger.warn('no pod subnet known yet: the IP lease is left for reconcile', {
-        containerId: a.containerId,
-      });
+    const request = { containerId: a.containerId, ifName: a.ifName, ...(a.netns ? { netns: a.netns } : {}) };
+    if (state) {
+      await this.metrics.count(this.metrics.ipamErrors, 'del', () => state.ipam.del(request));
       return;
     }
-    const request = { containerId: a.containerId, ifName: a.ifName, ...(a.netns ? { netns: a.netns } : {}) };
-    await this.metrics.count(this.metrics.ipamErrors, 'del', () => state.ipam.del(request));
+    // No subnet known yet. Succeeding without releasing would leak the lease for good (the
+    // runtime forgets a DEL it was told succeeded), so release by owner, or have it retried.
+    const store = this.options.leaseStore;
+    if (!store) {
+      throw new CniError(
+        CNI_ERROR.tryAgainLater,
+        'the node pod subnet is not known yet (waiting for ODL): the IP lease cannot be released',
+      );
+    }
+    await this.metrics.count(this.metrics.ipamErrors, 'del', () => store.release(request));
   }
 
   /** Removes an attachment found on the bridge: port, veth, and the leases of its container id. */

@@ -100,11 +100,13 @@ export interface ReconcileOptions {
 /**
  * The start-up reconcile. Must run only once the pod informer has synced: before that an
  * empty cache would make every pod look deleted. Failures on one attachment are logged and
- * the rest still processed; returns what was removed.
+ * the rest still processed; returns what was removed. Leases can only be released through
+ * the IPAM of a known subnet: without one they are not looked at (`leasesChecked` false) and
+ * the caller runs it again once the subnet is known.
  */
 export async function reconcileNode(
   o: ReconcileOptions,
-): Promise<{ ports: number; leases: number; failures: number }> {
+): Promise<{ ports: number; leases: number; failures: number; leasesChecked: boolean }> {
   const state = o.ipamState();
   const ports = await o.metrics.count(o.metrics.ovsErrors, 'list_ports', () => o.ovs.listPorts(o.bridge));
   const leases = state ? await o.metrics.count(o.metrics.ipamErrors, 'list', () => state.ipam.leases()) : [];
@@ -139,5 +141,10 @@ export async function reconcileNode(
       o.logger.error('reconcile: could not release lease', { ip: lease.ip, error: errorMessage(err) });
     }
   }
-  return { ports: plan.stalePorts.length, leases: plan.staleLeases.length, failures };
+  return {
+    ports: plan.stalePorts.length,
+    leases: plan.staleLeases.length,
+    failures,
+    leasesChecked: state !== undefined,
+  };
 }

@@ -19,6 +19,7 @@ import { CommandError } from '../agent/exec.js';
 import { Ovs, type OvsPort } from '../agent/ovs.js';
 import { EXTERNAL_ID } from '../agent/external-ids.js';
 import { validateBridgeName, validatePodRef } from '../agent/names.js';
+import { kubeletPodUid } from '../agent/pod-uid.js';
 import type { KubeClient } from '../k8s/kube-client.js';
 import {
   canonicalIp,
@@ -557,7 +558,8 @@ async function checkOvs(
         `ip-address is ${ids[EXTERNAL_ID.ipAddress] ?? '(absent)'}, the pod's IP is ${facts.address}`,
       );
   }
-  const uid = facts.pod.metadata?.uid;
+  // The UID kubelet passed to CNI: a static pod's own, which its mirror pod only annotates.
+  const uid = kubeletPodUid(facts.pod);
   if (uid && ids[EXTERNAL_ID.podUid] !== uid)
     wrong.push(
       `pod-uid is ${ids[EXTERNAL_ID.podUid] ?? '(absent)'}, the pod's UID is ${uid} (a port of an earlier pod of the same name?)`,

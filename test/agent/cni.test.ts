@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { run } from '../../src/agent/exec.js';
 import { hostVethName } from '../../src/agent/names.js';
-import { deleteHostVeth, linkExists } from '../../src/agent/netns.js';
+import { createVethPair, deleteHostVeth, hostVethOwner, linkExists } from '../../src/agent/netns.js';
 import { Ovs } from '../../src/agent/ovs.js';
 import { createNetns, execIn, skipUnlessRoot, waitForPing, type TestNetns } from '../helpers/netns.js';
 import { createBareVeth } from '../helpers/pod-veth.js';
@@ -301,6 +301,53 @@ describe('odlcoe CNI through the shim on a real OVS and netns', { skip, timeout:
       await ovs.delPort(node.bridge, port);
       await deleteHostVeth(port);
     }
+  });
+
+  it("DEL without a port leaves a same-named veth that is another container's, or untagged", async () => {
+    // A collision where the owner has no port (yet): its ADD between veth_create and
+    // ovs_add_port, or its row lost. The name is this attachment's; the veth is not.
+    const port = hostVethName('cid-bystander', 'eth0');
+    const conf = await node.pluginConfig();
+    for (const owner of ['cid-owner', undefined]) {
+      const ns = await netns();
+      await createVethPair({ netns: ns.path, ifName: 'eth0', hostVeth: port, mtu: 1400, owner });
+      try {
+        assert.equal(await hostVethOwner(port), owner ?? '');
+        assert.equal(await ovs.getPort(port), undefined);
+        const out = await execShim(
+          node.shim,
+          cniEnv('DEL', 'cid-bystander', ns.path, { name: 'pod-by' }),
+          conf,
+        );
+        assert.equal(out.code, 0, out.stdout);
+        assert.ok(await linkExists(port), `veth owned by ${owner ?? '(untagged)'} deleted`);
+        assert.ok(await execIn(ns.path, 'ip', ['link', 'show', 'dev', 'eth0']));
+      } finally {
+        await deleteHostVeth(port);
+      }
+    }
+  });
+
+  it('DEL without a port removes the veth tagged as its own (an ADD cut short before OVS)', async () => {
+    const ns = await netns();
+    const port = hostVethName('cid-orphan', 'eth0');
+    await createVethPair({ netns: ns.path, ifName: 'eth0', hostVeth: port, mtu: 1400, owner: 'cid-orphan' });
+    try {
+      assert.equal(await hostVethOwner(port), 'cid-orphan');
+      const out = await execShim(
+        node.shim,
+        cniEnv('DEL', 'cid-orphan', ns.path, { name: 'pod-orphan' }),
+        await node.pluginConfig(),
+      );
+      assert.equal(out.code, 0, out.stdout);
+      assert.equal(await linkExists(port), false);
+    } finally {
+      await deleteHostVeth(port);
+    }
+  });
+
+  it('ADD tags the host veth with its container id', async () => {
+    assert.equal(await hostVethOwner(hostVethName('cid-keep', 'eth0')), 'cid-keep');
   });
 
   it('invalid stdin, unsupported version and missing environment give CNI errors on stdout', async () => {

@@ -152,6 +152,37 @@ describe('odlcoectl trace on the pod node (real OVS)', { skip: skipUnlessRoot() 
     }
   });
 
+  it("a static pod's port carries the static UID, which its mirror pod only annotates", async () => {
+    // kubelet passes CNI the static pod's UID (a hash of its manifest); the API server's copy,
+    // the mirror pod, has a UID of its own and the static one in kubernetes.io/config.mirror.
+    const staticUid = 'b1f0c7d2e3a4956877a1b2c3d4e5f607';
+    const setMirror = async (value: string | undefined) => {
+      const pod = await h.core.readNamespacedPod({ name: 'web-0', namespace: 'default' });
+      const annotations = { ...(pod.metadata?.annotations ?? {}) };
+      if (value === undefined) delete annotations['kubernetes.io/config.mirror'];
+      else annotations['kubernetes.io/config.mirror'] = value;
+      pod.metadata = { ...pod.metadata, annotations };
+      await h.core.replaceNamespacedPod({ name: 'web-0', namespace: 'default', body: pod });
+    };
+    await sandbox?.vsctl(['set', 'Interface', port, `external_ids:pod-uid="${staticUid}"`]);
+    try {
+      const mismatch = parse((await traceHere()).stdout);
+      assert.equal(mismatch.firstProblem?.step, 'ovs-external-ids');
+      assert.match(
+        mismatch.firstProblem?.message ?? '',
+        new RegExp(`pod-uid is ${staticUid}, the pod's UID is ${podUid}`),
+      );
+      await setMirror(staticUid);
+      const res = await traceHere();
+      assert.equal(res.code, 0, res.stderr + res.stdout);
+      assert.equal(parse(res.stdout).steps.find((s) => s.step === 'ovs-external-ids')?.status, 'ok');
+    } finally {
+      await setMirror(undefined);
+      await sandbox?.vsctl(['set', 'Interface', port, `external_ids:pod-uid="${podUid}"`]);
+    }
+    assert.equal((await traceHere()).code, 0);
+  });
+
   it('after the ietf-interface is deleted by hand from ODL it pinpoints that, with its path', async () => {
     const path = netvirtPaths('sodium').interface(IFACE);
     const saved = await h.odl.get(path);
