@@ -8,13 +8,9 @@ import {
   CoreV1Api,
   DiscoveryV1Api,
   KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
   type V1EndpointSlice,
-  type V1Pod,
   type V1Service,
 } from '@kubernetes/client-node';
-import { createLogger, type Logger } from '../../src/common/log.js';
 import { createRegistry } from '../../src/common/metrics.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import { startKubeSim, type KubeSim } from '../../src/kubesim/server.js';
@@ -22,15 +18,21 @@ import { netvirtPaths, type Profile } from '../../src/netvirt/index.js';
 import { RestconfClient } from '../../src/restconf/client.js';
 import type { DataPath, Dialect } from '../../src/restconf/path.js';
 import { CoeNorthboundBackend } from '../../src/watcher/coe-northbound/backend.js';
-import type { EventRecorder, InvolvedObject } from '../../src/watcher/events.js';
 import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/watcher/settings.js';
 import { startWatcher, type Watcher } from '../../src/watcher/watcher.js';
 import { waitFor } from '../helpers/wait.js';
 
 export { waitFor };
-
-export const logger = (component: string): Logger =>
-  createLogger(component, process.env.ODLCOE_LOG_LEVEL ?? 'silent');
+// Cluster-object helpers and read-back counters shared with the netvirt watcher tests.
+export {
+  createNamespace,
+  createPod,
+  logger,
+  RecordedEvents,
+  setPodIp,
+  writeCount,
+} from '../watcher/harness.js';
+import { logger, RecordedEvents } from '../watcher/harness.js';
 
 /** The profile × dialect combinations every scenario runs on (both dialects, both model releases). */
 export const TARGETS: readonly { profile: Profile; dialect: Dialect }[] = [
@@ -97,14 +99,6 @@ export function testSettings(env: Env, overrides: Partial<WatcherSettings> = {})
     shutdownTimeoutMs: 5_000,
     ...overrides,
   };
-}
-
-/** Events the watcher would record, kept in memory. */
-export class RecordedEvents implements EventRecorder {
-  readonly events: { object: InvolvedObject; reason: string; message: string }[] = [];
-  warning(object: InvolvedObject, reason: string, message: string): void {
-    this.events.push({ object, reason, message });
-  }
 }
 
 export interface CoeWatcher {
@@ -179,37 +173,6 @@ export async function createNode(
   return node.metadata?.uid ?? '';
 }
 
-export async function createNamespace(env: Env, name: string): Promise<void> {
-  await env.core.createNamespace({ body: { metadata: { name } } });
-}
-
-export async function createPod(
-  env: Env,
-  namespace: string,
-  name: string,
-  nodeName: string,
-  opts: { ip?: string; hostNetwork?: boolean } = {},
-): Promise<string> {
-  const body: V1Pod = {
-    metadata: { name, namespace },
-    spec: {
-      nodeName,
-      containers: [{ name: 'c', image: 'pause' }],
-      ...(opts.hostNetwork ? { hostNetwork: true } : {}),
-    },
-    status: opts.ip ? { phase: 'Running', podIP: opts.ip, podIPs: [{ ip: opts.ip }] } : { phase: 'Pending' },
-  };
-  const pod = await env.core.createNamespacedPod({ namespace, body });
-  return pod.metadata?.uid ?? '';
-}
-
-export async function setPodIp(env: Env, namespace: string, name: string, ip: string): Promise<void> {
-  await env.core.patchNamespacedPodStatus(
-    { name, namespace, body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
-}
-
 export async function createService(env: Env, namespace: string, body: V1Service): Promise<string> {
   const svc = await env.core.createNamespacedService({ namespace, body });
   return svc.metadata?.uid ?? '';
@@ -281,11 +244,4 @@ export async function readCoe(env: Env): Promise<CoeLists> {
     out[list] = entries.sort((a, b) => String(a.uid).localeCompare(String(b.uid)));
   }
   return out;
-}
-
-/** Data writes the emulator accepted or refused so far (reads excluded). */
-export function writeCount(env: Env): number {
-  return Object.entries(env.emu.counters().requests)
-    .filter(([k]) => !k.startsWith('GET '))
-    .reduce((sum, [, n]) => sum + n, 0);
 }

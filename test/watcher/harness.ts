@@ -152,13 +152,13 @@ export async function createNode(
   return node.metadata?.uid ?? '';
 }
 
-export async function createNamespace(env: Env, name: string): Promise<string> {
+export async function createNamespace(env: Pick<Env, 'core'>, name: string): Promise<string> {
   const ns = await env.core.createNamespace({ body: { metadata: { name } } });
   return ns.metadata?.uid ?? '';
 }
 
 export async function createPod(
-  env: Env,
+  env: Pick<Env, 'core'>,
   namespace: string,
   name: string,
   nodeName: string,
@@ -177,7 +177,12 @@ export async function createPod(
   return pod.metadata?.uid ?? '';
 }
 
-export async function setPodIp(env: Env, namespace: string, name: string, ip: string): Promise<void> {
+export async function setPodIp(
+  env: Pick<Env, 'core'>,
+  namespace: string,
+  name: string,
+  ip: string,
+): Promise<void> {
   await env.core.patchNamespacedPodStatus(
     { name, namespace, body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
@@ -230,7 +235,7 @@ export function entryKey(e: Record<string, unknown>): string {
 }
 
 /** Data writes the emulator accepted or refused so far (GETs excluded). */
-export function writeCount(env: Env): number {
+export function writeCount(env: Pick<Env, 'emu'>): number {
   return Object.entries(env.emu.counters().requests)
     .filter(([k]) => !k.startsWith('GET '))
     .reduce((sum, [, n]) => sum + n, 0);
