@@ -8,22 +8,12 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigError } from '../common/config-file.js';
 import { silentLogger, type Logger } from '../common/log.js';
 import { KubeClient } from '../k8s/kube-client.js';
-import type { OwnerContext } from '../netvirt/index.js';
 import { loadRestconfAuth } from '../restconf/auth.js';
 import { RestconfClient, type RestconfClientOptions } from '../restconf/client.js';
 import type { CliSettings } from './settings.js';
 
 /** Three attempts, 250 ms then 500 ms apart: a blip is ridden out, an outage reported. */
 export const CLI_RETRY = { maxAttempts: 3, initialMs: 250, maxMs: 2_000 } as const;
-
-export function ownerContext(settings: CliSettings): OwnerContext {
-  return {
-    clusterName: settings.clusterName,
-    profile: settings.profile,
-    routeTarget: settings.routeTarget,
-    rdAdministrator: settings.rdAdministrator,
-  };
-}
 
 export function connectOdl(
   settings: CliSettings,

@@ -5,20 +5,22 @@
  * together (an ELAN whose namespace has no VPN, an interface whose ELAN is not ours) are
  * listed on their own instead of being dropped, since that is exactly what an operator looks for.
  *
+ * Kinds beyond the tree's (a table with more kinds than the netvirt backend's) are listed per
+ * kind under `objects`, one line each (the kind's own summary); the member is there only when
+ * such kinds are dumped.
+ *
  * The JSON shape is documented in docs/cli.md and stable: arrays sorted by name, absent values
  * as null, and only leaves odlcoe writes (nothing ODL allocates, such as elan-tag), so two
  * dumps of the same state are byte-identical.
  */
-import {
-  parseOwnershipMarker,
-  vpnName,
-  vpnRouteDistinguisher,
-  type ElanInterface,
-  type OwnerContext,
-  type VpnInterface,
-} from '../netvirt/index.js';
-import { ODL_KINDS, type OdlKind, type OdlState, type UnparsedEntry } from '../watcher/odl-state.js';
-import { KIND_LABEL, ownedEntries, ownershipOf } from './odl-objects.js';
+import type { ElanInstance, ElanInterface } from '../netvirt/elan.js';
+import type { Interface } from '../netvirt/interfaces.js';
+import type { K8sNode } from '../netvirt/k8s-node.js';
+import { NETVIRT_KINDS } from '../netvirt/kinds.js';
+import { parseOwnershipMarker, vpnName } from '../netvirt/names.js';
+import { vpnRouteDistinguisher, type OwnerContext } from '../netvirt/ownership.js';
+import type { VpnInstance, VpnInterface } from '../netvirt/vpn.js';
+import type { EntryStore, UnparsedEntry } from '../odl/entry-store.js';
 import { cell, indent, indentedTable, plural } from './render.js';
 
 export interface DumpAdjacency {
@@ -85,6 +87,8 @@ export interface DumpTree {
   /** Entries left out because another owner holds them, per kind (`ietf-interface`, ...). */
   foreign: Record<string, number>;
   unparsed: { kind: string; name: string; error: string }[];
+  /** Owned entries of kinds outside the tree, by kind label (only when there are such kinds). */
+  objects?: Record<string, { name: string; summary: string }[]>;
 }
 
 const byName = <T extends { name: string }>(a: T, b: T) => a.name.localeCompare(b.name);
@@ -134,15 +138,16 @@ function interfaceOf(
 }
 
 export function buildDump(
-  state: OdlState,
+  state: EntryStore,
   owner: OwnerContext,
   unparsed: readonly UnparsedEntry[],
 ): DumpTree {
-  const ifaces = ownedEntries(state, 'interface', owner);
-  const elanIfs = new Map(ownedEntries(state, 'elanInterface', owner).map((e) => [e.name, e]));
-  const vpnIfs = new Map(ownedEntries(state, 'vpnInterface', owner).map((e) => [e.name, e]));
-  const elans = ownedEntries(state, 'elanInstance', owner);
-  const vpns = ownedEntries(state, 'vpnInstance', owner);
+  const owned = <T>(kind: string) => state.owned(kind, owner) as T[];
+  const ifaces = owned<Interface>('interface');
+  const elanIfs = new Map(owned<ElanInterface>('elanInterface').map((e) => [e.name, e]));
+  const vpnIfs = new Map(owned<VpnInterface>('vpnInterface').map((e) => [e.name, e]));
+  const elans = owned<ElanInstance>('elanInstance');
+  const vpns = owned<VpnInstance>('vpnInstance');
 
   const elanNodes = new Map<string, DumpElan>();
   for (const e of elans) {
@@ -188,7 +193,7 @@ export function buildDump(
   }
   for (const vpn of vpnNodes.values()) vpn.elans.sort(byName);
 
-  const k8sNodes: DumpK8sNode[] = ownedEntries(state, 'k8sNode', owner)
+  const k8sNodes: DumpK8sNode[] = owned<K8sNode>('k8sNode')
     .map((n) => ({
       uid: n.uid,
       hostName: n.hostName ?? null,
@@ -198,13 +203,22 @@ export function buildDump(
     }))
     .sort((a, b) => a.uid.localeCompare(b.uid));
 
+  const table = state.table;
   const foreign: Record<string, number> = {};
-  const ietf = (name: string) => state.get('interface', name);
-  for (const kind of ODL_KINDS) {
+  for (const kind of table.kinds) {
     const count = [...state.values(kind)].filter(
-      (e) => ownershipOf(kind as OdlKind, e, owner, ietf).owner === 'foreign',
+      (e) => state.ownership(kind, e, owner).owner === 'foreign',
     ).length;
-    if (count > 0) foreign[KIND_LABEL[kind]] = count;
+    if (count > 0) foreign[table.label(kind)] = count;
+  }
+  const others = table.kinds.filter((k) => !NETVIRT_KINDS.has(k));
+  const objects: NonNullable<DumpTree['objects']> = {};
+  for (const kind of others) {
+    const spec = table.spec(kind);
+    objects[spec.label] = state
+      .owned(kind, owner)
+      .map((e) => ({ name: spec.nameOf(e), summary: spec.summary(e) }))
+      .sort(byName);
   }
 
   return {
@@ -216,8 +230,9 @@ export function buildDump(
     k8sNodes,
     foreign,
     unparsed: unparsed
-      .map((u) => ({ kind: KIND_LABEL[u.kind], name: u.name, error: u.error }))
+      .map((u) => ({ kind: table.label(u.kind), name: u.name, error: u.error }))
       .sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name)),
+    ...(others.length > 0 ? { objects } : {}),
   };
 }
 
@@ -259,6 +274,10 @@ export function renderDump(t: DumpTree): string {
         t.k8sNodes.map((n) => [n.uid, cell(n.hostName), cell(n.internalIp), cell(n.podCidr)]),
       ),
     );
+  for (const [label, entries] of Object.entries(t.objects ?? {})) {
+    out.push('', `${label}: ${entries.length}`);
+    for (const e of entries) out.push(`  ${e.name}  ${e.summary}`);
+  }
   const foreign = Object.entries(t.foreign);
   if (foreign.length > 0)
     out.push('', `Not shown (owned by someone else): ${foreign.map(([k, n]) => `${n} ${k}`).join(', ')}`);

@@ -5,6 +5,11 @@
  * right now (`keep`) are never candidates, entries that do not parse are never candidates, and
  * an instance is a candidate only when nothing that stays still refers to it.
  *
+ * Every key's plan (the watcher's, src/netvirt/plan-netvirt.ts) says what ODL should hold; what
+ * it says is absent and ODL holds as ours is a candidate, taken in the kinds table's delete
+ * order, and an instance is kept while something that stays still needs it (the table's
+ * prerequisites).
+ *
  * Safety: the decision rests on a complete view, every ODL list read whole and every
  * Kubernetes list paged to its end, ODL first (see snapshot.ts); any failed read aborts before
  * anything is decided. Deleting (`--yes`) goes in dependency order, re-reads each entry right
@@ -13,12 +18,12 @@
  * only regular writer and collects garbage itself; this is for operators cleaning up after a
  * watcher that is gone for good, or for looking (`--dry-run`).
  */
-import type { DesiredState, OwnerContext } from '../netvirt/index.js';
-import { errorMessage, silentLogger } from '../common/log.js';
-import type { RestconfClient } from '../restconf/client.js';
-import { OdlState, type OdlEntries, type OdlKind, type UnparsedEntry } from '../watcher/odl-state.js';
-import { kindDecisions } from './kind-decisions.js';
-import { DELETE_ORDER, entryPath, entryUrl, KIND_LABEL, ownershipOf } from './odl-objects.js';
+import { errorMessage } from '../common/log.js';
+import type { Ref } from '../netvirt/kind.js';
+import type { OwnerContext } from '../netvirt/ownership.js';
+import { planNetvirtKey, type NetvirtPlanInputs } from '../netvirt/plan-netvirt.js';
+import type { EntryStore, UnparsedEntry } from '../odl/entry-store.js';
+import type { OdlReader } from '../odl/reader.js';
 import { cell, indentedTable, plural } from './render.js';
 
 export interface GcCandidate {
@@ -52,7 +57,7 @@ export interface GcReport {
 }
 
 interface PlannedCandidate extends GcCandidate {
-  odlKind: OdlKind;
+  ref: Ref;
   /** The entry as planned on, compared again right before deleting. */
   snapshot: string;
 }
@@ -62,119 +67,72 @@ export interface GcPlan {
   kept: GcKept[];
 }
 
-/**
- * Names of `kind` that stay although nothing desires them now: those the translation cannot
- * decide yet (`keep`), and every ELAN of a namespace with a pod whose ELAN cannot be named now.
- */
-function keptNames(kind: OdlKind, desired: DesiredState, odl: OdlState): ReadonlySet<string> {
-  const keep = desired.keep;
-  switch (kind) {
-    case 'interface':
-      return keep.interfaces;
-    case 'elanInterface':
-      return keep.elanInterfaces;
-    case 'vpnInterface':
-      return keep.vpnInterfaces;
-    case 'elanInstance':
-      return new Set(
-        [...odl.values('elanInstance')]
-          .map((e) => e.name)
-          .filter((n) => keep.elanNamespaces.has(n.slice(n.lastIndexOf(':') + 1))),
-      );
-    case 'vpnInstance':
-      return keep.vpnInstances;
-    case 'k8sNode':
-      return new Set();
-  }
-}
-
-/** Interface entries (by name) that refer to the instance, whichever owner they have. */
-function referrers(odl: OdlState, kind: 'elanInstance' | 'vpnInstance', name: string): string[] {
-  if (kind === 'elanInstance')
-    return [...odl.values('elanInterface')].filter((e) => e.elanInstanceName === name).map((e) => e.name);
-  return [...odl.values('vpnInterface')]
-    .filter((v) => v.vpnInstanceNames.some((n) => n.vpnName === name))
-    .map((v) => v.name);
-}
+const KEPT_UNKNOWN =
+  'its desired state cannot be computed now (a pod, node or namespace the cluster view does not fully know yet)';
 
 /** Pure: the candidates (in delete order) and the kept objects, from a complete snapshot. */
 export function planGc(
-  desired: DesiredState,
-  odl: OdlState,
+  keys: readonly string[],
+  inputs: NetvirtPlanInputs,
+  odl: EntryStore,
   owner: OwnerContext,
-  client: RestconfClient,
-  unparsed: readonly UnparsedEntry[],
+  reader: OdlReader,
 ): GcPlan {
-  const candidates: PlannedCandidate[] = [];
+  const table = odl.table;
+  const ours = (kind: string, name: string) => {
+    const entry = odl.get(kind, name);
+    return entry !== undefined && odl.ownership(kind, entry, owner).owner === 'ours';
+  };
+  const absent = new Map<string, Ref>();
   const kept: GcKept[] = [];
-  const ietf = (name: string) => odl.get('interface', name);
+  for (const key of keys) {
+    for (const e of planNetvirtKey(key, inputs).entries) {
+      if (!ours(e.kind, e.name)) continue;
+      if (e.want === 'absent') absent.set(`${e.kind}/${e.name}`, { kind: e.kind, name: e.name });
+      else if (e.want === 'keep')
+        kept.push({ kind: table.label(e.kind), name: e.name, reason: KEPT_UNKNOWN });
+    }
+  }
+  const candidates: PlannedCandidate[] = [];
   const chosen = new Set<string>();
-  for (const kind of DELETE_ORDER) {
-    const label = KIND_LABEL[kind];
-    const unparsedReferrers = unparsed.filter((u) =>
-      kind === 'elanInstance'
-        ? u.kind === 'elanInterface'
-        : kind === 'vpnInstance'
-          ? u.kind === 'vpnInterface'
-          : false,
-    );
-    for (const d of kindDecisions(kind, desired, odl, owner, keptNames(kind, desired, odl))) {
-      const actual = odl.get(kind, d.name);
-      if (!actual) continue;
-      if (
-        d.action === 'none' &&
-        !hasDesired(desired, kind, d.name) &&
-        ownershipOf(kind, actual, owner, ietf).owner === 'ours'
-      ) {
+  for (const kind of table.deleteOrder) {
+    const unparsedDependants = table
+      .dependantKinds(kind)
+      .reduce((n, k) => n + [...odl.unparsedNames(k)].length, 0);
+    const names = [...absent.values()]
+      .filter((r) => r.kind === kind)
+      .map((r) => r.name)
+      .sort();
+    for (const name of names) {
+      const ref = { kind, name };
+      const staying = odl.dependants(ref).filter((d) => !chosen.has(`${d.kind}/${d.name}`));
+      if (staying.length > 0) {
         kept.push({
-          kind: label,
-          name: d.name,
-          reason:
-            'its desired state cannot be computed now (a pod, node or namespace the cluster view does not fully know yet)',
+          kind: table.label(kind),
+          name,
+          reason: `still referred to by ${staying.map((d) => d.name).join(', ')}`,
         });
         continue;
       }
-      if (d.action !== 'delete-candidate') continue;
-      if (kind === 'elanInstance' || kind === 'vpnInstance') {
-        const staying = referrers(odl, kind, d.name).filter(
-          (r) => !chosen.has(`${kind === 'elanInstance' ? 'elanInterface' : 'vpnInterface'}/${r}`),
-        );
-        if (staying.length > 0) {
-          kept.push({ kind: label, name: d.name, reason: `still referred to by ${staying.join(', ')}` });
-          continue;
-        }
-        if (unparsedReferrers.length > 0) {
-          kept.push({
-            kind: label,
-            name: d.name,
-            reason: `${plural(unparsedReferrers.length, 'interface entry', 'interface entries')} that do not parse might refer to it`,
-          });
-          continue;
-        }
+      if (unparsedDependants > 0) {
+        kept.push({
+          kind: table.label(kind),
+          name,
+          reason: `${plural(unparsedDependants, 'entry', 'entries')} that do not parse might refer to it`,
+        });
+        continue;
       }
-      chosen.add(`${kind}/${d.name}`);
+      chosen.add(`${kind}/${name}`);
       candidates.push({
-        kind: label,
-        odlKind: kind,
-        name: d.name,
-        url: entryUrl(client, owner.profile, kind, d.name),
-        snapshot: JSON.stringify(actual),
+        kind: table.label(kind),
+        ref,
+        name,
+        url: reader.entryUrl(kind, name),
+        snapshot: JSON.stringify(odl.get(kind, name)),
       });
     }
   }
   return { candidates, kept };
-}
-
-function hasDesired(desired: DesiredState, kind: OdlKind, name: string): boolean {
-  const maps: Record<OdlKind, ReadonlyMap<string, unknown>> = {
-    interface: desired.interfaces,
-    elanInterface: desired.elanInterfaces,
-    vpnInterface: desired.vpnInterfaces,
-    elanInstance: desired.elanInstances,
-    vpnInstance: desired.vpnInstances,
-    k8sNode: desired.k8sNodes,
-  };
-  return maps[kind].has(name);
 }
 
 /**
@@ -182,39 +140,33 @@ function hasDesired(desired: DesiredState, kind: OdlKind, name: string): boolean
  * changed (or vanished) since the plan; before the first instance, the interface lists are
  * re-read and an instance something refers to now is skipped. Stops at the first failure.
  */
-export async function executeGc(
-  plan: GcPlan,
-  client: RestconfClient,
-  owner: OwnerContext,
-): Promise<GcDeletion[]> {
+export async function executeGc(plan: GcPlan, reader: OdlReader): Promise<GcDeletion[]> {
   const out: GcDeletion[] = [];
-  const fresh = new OdlState(client, owner.profile, silentLogger());
-  let referencesChecked = false;
+  let fresh: EntryStore | undefined;
   for (const [i, c] of plan.candidates.entries()) {
     const record = (result: GcDeletion['result'], reason?: string) =>
       out.push({ kind: c.kind, name: c.name, result, ...(reason !== undefined ? { reason } : {}) });
     try {
-      if ((c.odlKind === 'elanInstance' || c.odlKind === 'vpnInstance') && !referencesChecked) {
-        await fresh.load();
-        referencesChecked = true;
-      }
-      if (c.odlKind === 'elanInstance' || c.odlKind === 'vpnInstance') {
-        const now = referrers(fresh, c.odlKind, c.name);
+      if (reader.table.dependantKinds(c.ref.kind).length > 0) {
+        // Before the first entry something may need, read everything again: an entry that
+        // needs it now keeps it.
+        fresh ??= (await reader.snapshot()).state;
+        const now = fresh.dependants(c.ref);
         if (now.length > 0) {
-          record('skipped', `referred to by ${now.join(', ')} now`);
+          record('skipped', `referred to by ${now.map((d) => d.name).join(', ')} now`);
           continue;
         }
       }
-      const current = await fresh.refresh(c.odlKind, c.name);
-      if (!current) {
+      const current = await reader.readEntry(c.ref.kind, c.name);
+      if (current.state === 'absent') {
         record('absent', 'already gone');
         continue;
       }
-      if (JSON.stringify(current as OdlEntries[OdlKind]) !== c.snapshot) {
+      if (current.state !== 'parsed' || JSON.stringify(current.entry) !== c.snapshot) {
         record('skipped', 'changed since the plan was made (re-run gc to look again)');
         continue;
       }
-      const result = await client.delete(entryPath(owner.profile, c.odlKind, c.name));
+      const result = await reader.client.delete(reader.table.spec(c.ref.kind).entry(reader.profile, c.name));
       record(result, result === 'absent' ? 'already gone' : undefined);
     } catch (err) {
       record('failed', errorMessage(err));
@@ -234,13 +186,14 @@ export async function executeGc(
 export function gcReport(
   plan: GcPlan,
   unparsed: readonly UnparsedEntry[],
+  label: (kind: string) => string,
   deletions: GcDeletion[] | null,
 ): GcReport {
   return {
     dryRun: deletions === null,
     candidates: plan.candidates.map(({ kind, name, url }) => ({ kind, name, url })),
     kept: plan.kept,
-    unparsed: unparsed.map((u) => ({ kind: KIND_LABEL[u.kind], name: u.name, error: u.error })),
+    unparsed: unparsed.map((u) => ({ kind: label(u.kind), name: u.name, error: u.error })),
     deletions,
   };
 }

@@ -7,19 +7,24 @@ import { Command, CommanderError, Option } from 'commander';
 import { ConfigError } from '../common/config-file.js';
 import { createLogger, errorMessage } from '../common/log.js';
 import { NameError } from '../agent/names.js';
-import { ModelValidationError, PROFILES } from '../netvirt/index.js';
+import { ModelValidationError } from '../netvirt/errors.js';
+import { NETVIRT_KINDS } from '../netvirt/kinds.js';
+import type { KindTable } from '../netvirt/kind.js';
+import { PROFILES } from '../netvirt/profile.js';
+import { OdlReader } from '../odl/reader.js';
+import { ownerContextOf } from '../netvirt/translate-settings.js';
 import type { RestconfClient } from '../restconf/client.js';
 import { DIALECTS } from '../restconf/path.js';
-import { connectKube, connectOdl, ownerContext } from './connect.js';
-import { desiredState } from './desired.js';
+import { connectKube, connectOdl } from './connect.js';
 import { buildDump, renderDump } from './dump.js';
 import { CliError, EXIT, type ExitCode } from './exit-codes.js';
 import { executeGc, gcReport, planGc, renderGc } from './gc.js';
 import { OUTPUT_FORMATS, resolveSettings, type CliSettings, type GlobalFlags } from './settings.js';
-import { readOdl, readSnapshot } from './snapshot.js';
+import { keysToPlan, planInputs } from './plan-inputs.js';
+import { odlReader, readOdl, readSnapshot } from './snapshot.js';
 import { renderStatus, runStatus } from './status.js';
 import { buildSubnets, renderSubnets } from './subnets.js';
-import { parsePodRef, renderTrace, runTrace } from './trace.js';
+import { parsePodRef, renderTrace, runTrace } from './trace/index.js';
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -58,7 +63,15 @@ function exitCodeOf(err: unknown): ExitCode {
   return EXIT.unavailable;
 }
 
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+export interface CliOptions {
+  /** The ODL kinds odlcoectl reads (default: the netvirt backend's table). */
+  kinds?: KindTable;
+}
+
+export async function runCli(argv: readonly string[], io: CliIo, options: CliOptions = {}): Promise<number> {
+  const kinds = options.kinds ?? NETVIRT_KINDS;
+  const readerOf = (client: RestconfClient, settings: CliSettings) =>
+    new OdlReader(client, settings.profile, kinds);
   let outcome: Outcome = { exitCode: EXIT.ok };
   let jsonErrors =
     argv.some((a, i) => (a === '-o' || a === '--output') && argv[i + 1] === 'json') ||
@@ -137,8 +150,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .action(async (_opts: unknown, cmd: Command) => {
       const settings = settingsOf(cmd);
       outcome = await withOdl(io, settings, async (client) => {
-        const odl = await readOdl(client, settings);
-        emit(io, settings, buildDump(odl.state, ownerContext(settings), odl.unparsed), renderDump);
+        const odl = await readOdl(client, settings, undefined, readerOf(client, settings));
+        emit(io, settings, buildDump(odl.state, ownerContextOf(settings), odl.unparsed), renderDump);
         return { exitCode: EXIT.ok };
       });
     });
@@ -182,9 +195,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         const report = buildSubnets(
           cluster,
           odl.state,
-          ownerContext(settings),
+          ownerContextOf(settings),
           settings.subnetSource,
-          client,
+          odlReader(client, settings),
         );
         emit(io, settings, report, renderSubnets);
         return { exitCode: report.nodes.some((n) => n.problem !== null) ? EXIT.problem : EXIT.ok };
@@ -207,20 +220,27 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         );
       }
       const kube = connectKube(settings);
-      const owner = ownerContext(settings);
+      const owner = ownerContextOf(settings);
       outcome = await withOdl(io, settings, async (client) => {
         // ODL first, then Kubernetes (see snapshot.ts); either failing aborts before any decision.
         const { odl, kube: cluster } = await readSnapshot(client, kube, settings, {
           timeoutMs: settings.timeoutMs,
         });
-        const desired = desiredState(cluster, odl.state, {
+        const reader = odlReader(client, settings);
+        const plan = planGc(
+          keysToPlan(cluster, odl.state, owner),
+          planInputs(cluster, odl.state, settings),
+          odl.state,
           owner,
-          rdAdministrator: settings.rdAdministrator,
-          subnetSource: settings.subnetSource,
-        });
-        const plan = planGc(desired, odl.state, owner, client, odl.unparsed);
-        const deletions = opts.yes ? await executeGc(plan, client, owner) : null;
-        emit(io, settings, gcReport(plan, odl.unparsed, deletions), renderGc);
+          reader,
+        );
+        const deletions = opts.yes ? await executeGc(plan, reader) : null;
+        emit(
+          io,
+          settings,
+          gcReport(plan, odl.unparsed, (k) => kinds.label(k), deletions),
+          renderGc,
+        );
         return { exitCode: deletions?.some((d) => d.result === 'failed') ? EXIT.problem : EXIT.ok };
       });
     });

@@ -5,28 +5,28 @@
  * gone. Reading the other way round, a pod created between the two reads would have its fresh
  * ODL objects look stale.
  */
-import { silentLogger } from '../common/log.js';
 import type { KubeClient } from '../k8s/kube-client.js';
+import { NETVIRT_KINDS } from '../netvirt/kinds.js';
+import { OdlReader, type OdlSnapshot } from '../odl/reader.js';
 import type { RestconfClient } from '../restconf/client.js';
-import { OdlState, type UnparsedEntry } from '../watcher/odl-state.js';
 import { readCluster, type KubeSnapshot, type ReadOptions } from './kube-reader.js';
 import type { CliSettings } from './settings.js';
 
-export interface OdlSnapshot {
-  state: OdlState;
-  /** Entries that do not parse: never judged, never deleted, always reported. */
-  unparsed: UnparsedEntry[];
+export type { OdlSnapshot };
+
+/** odlcoectl's reader: the netvirt backend's kinds, in the settings' profile. */
+export function odlReader(client: RestconfClient, settings: Pick<CliSettings, 'profile'>): OdlReader {
+  return new OdlReader(client, settings.profile, NETVIRT_KINDS);
 }
 
 /** Every list odlcoe writes, each read whole; throws when any of them cannot be read. */
 export async function readOdl(
   client: RestconfClient,
-  settings: CliSettings,
+  settings: Pick<CliSettings, 'profile'>,
   signal?: AbortSignal,
+  reader: OdlReader = odlReader(client, settings),
 ): Promise<OdlSnapshot> {
-  const state = new OdlState(client, settings.profile, silentLogger());
-  const unparsed = await state.load(signal);
-  return { state, unparsed };
+  return reader.snapshot(signal);
 }
 
 export interface Snapshot {

@@ -7,23 +7,23 @@
 import { performance } from 'node:perf_hooks';
 import { errorMessage } from '../common/log.js';
 import type { KubeClient } from '../k8s/kube-client.js';
-import {
-  diffElanInterface,
-  diffInterface,
-  diffVpnInterface,
-  netvirtPaths,
-  type Decision,
-  type DesiredState,
-  type OwnerContext,
-} from '../netvirt/index.js';
+import type { Decision } from '../netvirt/decision.js';
+import type { KindContext } from '../netvirt/kind.js';
+import { podKey } from '../netvirt/keys.js';
+import { netvirtPaths } from '../netvirt/paths.js';
+import { planNetvirtKey, planPod, type NetvirtPlanInputs } from '../netvirt/plan-netvirt.js';
+import { ownerContextOf } from '../netvirt/translate-settings.js';
+import type { OdlView } from '../odl/entry-store.js';
 import type { RestconfClient } from '../restconf/client.js';
-import type { OdlKind, OdlState } from '../watcher/odl-state.js';
-import { ownerContext } from './connect.js';
-import { desiredState } from './desired.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
-import { kindDecisions } from './kind-decisions.js';
-import { readLeader, readWatcherEvents, type LeaderInfo, type WatcherEvent } from './kube-reader.js';
-import { KIND_LABEL } from './odl-objects.js';
+import {
+  readLeader,
+  readWatcherEvents,
+  type KubeSnapshot,
+  type LeaderInfo,
+  type WatcherEvent,
+} from './kube-reader.js';
+import { keysToPlan, planInputs } from './plan-inputs.js';
 import { cell, indentedTable, plural } from './render.js';
 import type { CliSettings } from './settings.js';
 import { readSnapshot } from './snapshot.js';
@@ -77,7 +77,7 @@ export interface StatusReport {
   errors: string[];
 }
 
-function describeDecision(label: string, d: Decision, odl: OdlState, kind: OdlKind): string | undefined {
+function describeDecision(label: string, d: Decision, odl: OdlView, kind: string): string | undefined {
   if (odl.isUnparsed(kind, d.name)) return `${label} ${d.name} exists but does not parse`;
   switch (d.action) {
     case 'none':
@@ -94,68 +94,83 @@ function describeDecision(label: string, d: Decision, odl: OdlState, kind: OdlKi
   }
 }
 
-/** Programmed vs pending per pod: pure, from the desired state and the ODL snapshot. */
-export function podProgramming(desired: DesiredState, odl: OdlState, owner: OwnerContext): PodProgramming {
+/** What a kind's diff says of `desired` against what the snapshot holds. */
+function decide(odl: OdlView, ctx: KindContext, kind: string, name: string, desired: unknown): Decision {
+  return odl.table.spec(kind).diff(desired, odl.get(kind, name), ctx, { name });
+}
+
+/** Programmed vs pending per pod: pure, from the pods' plans and the ODL snapshot. */
+export function podProgramming(
+  kube: KubeSnapshot,
+  odl: OdlView,
+  inputs: NetvirtPlanInputs,
+  ctx: KindContext,
+): PodProgramming {
   const out: PodProgramming = { programmed: 0, pending: 0, offNetwork: 0, pendingPods: [] };
-  for (const [key, t] of [...desired.pods].sort(([a], [b]) => a.localeCompare(b))) {
-    if (t.state === 'off-network') {
+  const id = (p: KubeSnapshot['pods'][number]) => `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`;
+  for (const pod of [...kube.pods].sort((a, b) => id(a).localeCompare(id(b)))) {
+    const ns = pod.metadata?.namespace;
+    const name = pod.metadata?.name;
+    if (!ns || !name) continue;
+    const plan = planPod(podKey(ns, name), ns, name, inputs);
+    const deferred = plan.facts.find((f) => f.fact === 'deferred');
+    if (deferred?.fact === 'deferred') {
+      out.pending += 1;
+      out.pendingPods.push({ pod: id(pod), node: null, reasons: [deferred.deferral.message] });
+      continue;
+    }
+    if (plan.entries.every((e) => e.want === 'absent')) {
       out.offNetwork += 1;
       continue;
     }
-    if (t.state === 'deferred') {
-      out.pending += 1;
-      out.pendingPods.push({ pod: key, node: null, reasons: [t.deferral.message] });
-      continue;
-    }
-    const n = t.network;
-    const name = n.interface.name;
-    const ietf = odl.get('interface', name);
-    const reasons = [
-      describeDecision(KIND_LABEL.interface, diffInterface(n.interface, ietf, owner), odl, 'interface'),
-      describeDecision(
-        KIND_LABEL.elanInterface,
-        diffElanInterface(n.elanInterface, odl.get('elanInterface', name), owner),
-        odl,
-        'elanInterface',
-      ),
-    ].filter((r): r is string => r !== undefined);
-    if (n.vpnInterface) {
-      const r = describeDecision(
-        KIND_LABEL.vpnInterface,
-        diffVpnInterface(n.vpnInterface, odl.get('vpnInterface', name), ietf, owner),
-        odl,
-        'vpnInterface',
-      );
-      if (r) reasons.push(r);
-    } else if (n.vpnInterfaceDeferred) {
-      reasons.push(`vpn-interface ${name} cannot be computed: ${n.vpnInterfaceDeferred.message}`);
-    } else {
-      reasons.push('pod has no IP address yet (no vpn-interface until it has one)');
+    const reasons: string[] = [];
+    for (const e of plan.entries) {
+      const label = odl.table.label(e.kind);
+      if (e.want === 'present') {
+        const r = describeDecision(label, decide(odl, ctx, e.kind, e.name, e.desired), odl, e.kind);
+        if (r) reasons.push(r);
+      } else if (e.want === 'keep') reasons.push(`${label} ${e.name} cannot be computed: ${e.why}`);
+      else reasons.push(e.why);
     }
     if (reasons.length === 0) out.programmed += 1;
     else {
       out.pending += 1;
-      out.pendingPods.push({ pod: key, node: n.nodeName, reasons });
+      out.pendingPods.push({ pod: id(pod), node: pod.spec?.nodeName ?? null, reasons });
     }
   }
   return out;
 }
 
-/** Names odlcoe needs that a foreign ODL object holds. */
-export function collisions(desired: DesiredState, odl: OdlState, owner: OwnerContext): Collision[] {
-  const kinds: readonly OdlKind[] = [
-    'interface',
-    'elanInterface',
-    'vpnInterface',
-    'elanInstance',
-    'vpnInstance',
-    'k8sNode',
-  ];
-  return kinds.flatMap((kind) =>
-    kindDecisions(kind, desired, odl, owner).flatMap((d) =>
-      d.action === 'foreign' && d.wanted ? [{ kind: KIND_LABEL[kind], name: d.name, reason: d.reason }] : [],
-    ),
-  );
+/** Names odlcoe needs that a foreign ODL object holds, by kind (create order) and name. */
+export function collisions(
+  keys: readonly string[],
+  odl: OdlView,
+  inputs: NetvirtPlanInputs,
+  ctx: KindContext,
+): Collision[] {
+  const found: (Collision & { rank: number })[] = [];
+  for (const key of keys) {
+    let plan;
+    try {
+      plan = planNetvirtKey(key, inputs);
+    } catch {
+      continue;
+    }
+    for (const e of plan.entries) {
+      if (e.want !== 'present') continue;
+      const d = decide(odl, ctx, e.kind, e.name, e.desired);
+      if (d.action === 'foreign' && d.wanted)
+        found.push({
+          kind: odl.table.label(e.kind),
+          name: e.name,
+          reason: d.reason,
+          rank: odl.table.createOrder.indexOf(e.kind),
+        });
+    }
+  }
+  return found
+    .sort((a, b) => a.rank - b.rank || a.name.localeCompare(b.name))
+    .map(({ kind, name, reason }) => ({ kind, name, reason }));
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ value?: T; ms: number; error?: string }> {
@@ -173,7 +188,7 @@ export async function runStatus(
   client: RestconfClient,
   kube: KubeClient,
 ): Promise<{ report: StatusReport; exitCode: ExitCode }> {
-  const owner = ownerContext(settings);
+  const owner = ownerContextOf(settings);
   const opts = { timeoutMs: settings.timeoutMs };
   const probePath = netvirtPaths(settings.profile).k8sNodesInfo();
   const [odlProbe, kubeProbe] = await Promise.all([
@@ -227,14 +242,15 @@ export async function runStatus(
   if (report.odl.reachable && report.kubernetes.reachable) {
     try {
       const { odl, kube: cluster } = await readSnapshot(client, kube, settings, opts);
-      const desired = desiredState(cluster, odl.state, {
-        owner,
-        rdAdministrator: settings.rdAdministrator,
-        subnetSource: settings.subnetSource,
-      });
-      report.pods = podProgramming(desired, odl.state, owner);
-      report.collisions = collisions(desired, odl.state, owner);
-      report.unparsed = odl.unparsed.map((u) => ({ kind: KIND_LABEL[u.kind], name: u.name, error: u.error }));
+      const inputs = planInputs(cluster, odl.state, settings);
+      const ctx = odl.state.context(owner);
+      report.pods = podProgramming(cluster, odl.state, inputs, ctx);
+      report.collisions = collisions(keysToPlan(cluster, odl.state, owner), odl.state, inputs, ctx);
+      report.unparsed = odl.unparsed.map((u) => ({
+        kind: odl.state.table.label(u.kind),
+        name: u.name,
+        error: u.error,
+      }));
     } catch (err) {
       report.errors.push(`reading the cluster and ODL state: ${errorMessage(err)}`);
     }

@@ -2,20 +2,14 @@
  * `odlcoectl subnets`: per node, the pod subnet odlcoe uses (and where it comes from), its
  * gateway, and the pods addressed from it; plus k8s-node entries of ours whose node is gone.
  */
-import {
-  cidrContains,
-  gatewayIp,
-  nodeInternalIp,
-  podAddress,
-  podNetworkEligibility,
-  type OwnerContext,
-} from '../netvirt/index.js';
-import type { RestconfClient } from '../restconf/client.js';
-import type { OdlState } from '../watcher/odl-state.js';
-import type { SubnetSource } from '../watcher/settings.js';
-import { nodeSubnet } from './desired.js';
+import type { K8sNode } from '../netvirt/k8s-node.js';
+import { nodeInternalIp, podAddress, podNetworkEligibility } from '../netvirt/kube.js';
+import { cidrContains, gatewayIp } from '../netvirt/names.js';
+import type { OwnerContext } from '../netvirt/ownership.js';
+import type { EntryStore } from '../odl/entry-store.js';
+import type { OdlReader } from '../odl/reader.js';
 import type { KubeSnapshot } from './kube-reader.js';
-import { entryUrl, ownedEntries } from './odl-objects.js';
+import { nodeSubnet, type SubnetSource } from './plan-inputs.js';
 import { cell, indentedTable, table } from './render.js';
 
 export interface SubnetPod {
@@ -55,10 +49,10 @@ export interface SubnetsReport {
 
 export function buildSubnets(
   kube: KubeSnapshot,
-  odl: OdlState,
+  odl: EntryStore,
   owner: OwnerContext,
   source: SubnetSource,
-  client: RestconfClient,
+  reader: OdlReader,
 ): SubnetsReport {
   const rows: NodeSubnetRow[] = [];
   const nodeUids = new Set<string>();
@@ -98,13 +92,13 @@ export function buildSubnets(
       internalIp: nodeInternalIp(node) ?? null,
       subnet: subnet?.cidr ?? null,
       source: subnet?.source ?? null,
-      entry: uid ? entryUrl(client, owner.profile, 'k8sNode', uid) : null,
+      entry: uid ? reader.entryUrl('k8sNode', uid) : null,
       gateway,
       pods,
       problem,
     });
   }
-  const staleEntries = ownedEntries(odl, 'k8sNode', owner)
+  const staleEntries = (odl.owned('k8sNode', owner) as K8sNode[])
     .filter((n) => !nodeUids.has(n.uid))
     .map((n) => ({ uid: n.uid, hostName: n.hostName ?? null, podCidr: n.podCidr ?? null }))
     .sort((a, b) => a.uid.localeCompare(b.uid));

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { encodePath } from '../restconf/path.js';
-import { putCoeEndpoints, putCoePod, putCoeService, putK8sNode } from './coe.js';
+import { putCoeEndpoints, putCoePod, putCoeService } from './coe/model.js';
+import { putK8sNode } from './k8s-node.js';
 import { putAllocationPool, putDhcpNetwork } from './dhcp.js';
 import { putElanInstance, putElanInterface } from './elan.js';
 import { ModelValidationError } from './errors.js';

@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { encodePath } from '../restconf/path.js';
-import type { K8sNode } from './coe.js';
+import { diffAll, type Decision } from './decision.js';
 import {
-  diffAll,
   diffElanInstance,
   diffElanInterface,
   diffInterface,
-  diffK8sNode,
   diffVpnInstance,
   diffVpnInterface,
-  type Decision,
 } from './diff.js';
+import { diffK8sNode, type K8sNode } from './k8s-node.js';
 import type { ElanInstance, ElanInterface } from './elan.js';
 import type { Interface } from './interfaces.js';
 import { recoverRouteDistinguishers, type OwnerContext } from './ownership.js';

@@ -6,7 +6,7 @@
  *
  * Write strategy per kind (RESTCONF has no compare-and-set, so the safest write is the one that
  * does not touch what ODL writes concurrently):
- * - ietf-interface, elan-instance, elan-interface, Sodium/Aluminium vpn-instance, k8s-node:
+ * - ietf-interface, elan-instance, elan-interface, Sodium/Aluminium vpn-instance:
  *   PUT of the whole entry = desired owned leaves + every other leaf of the actual entry as
  *   read. ODL writes into these once, right after creation (elan-tag, mac-timeout,
  *   parent-interface); odlcoe updates them rarely (a marker after a pod was re-created), so the
@@ -18,19 +18,16 @@
  * - vpn-instance whose RD changed: delete and create (`recreate`). vpnmanager keys all VPN state
  *   by RD and does not move it to a new one.
  */
-import type { DataPath } from '../restconf/path.js';
-import { k8sNodeEntry, type K8sNode } from './coe.js';
+import { carry, canonicalJson, decide, decisionName, type Decision, type DiffOptions } from './decision.js';
 import { elanInstanceEntry, elanInterfaceEntry, type ElanInstance, type ElanInterface } from './elan.js';
 import { interfaceEntry, type Interface } from './interfaces.js';
-import { canonicalIp } from './names.js';
+import { ip, prefix, sorted } from './canonical.js';
 import {
-  k8sNodeOwnership,
   markerOwnership,
   vpnInstanceOwnership,
   vpnInterfaceOwnership,
   vpnRouteDistinguisher,
   type OwnerContext,
-  type Ownership,
 } from './ownership.js';
 import { netvirtPaths } from './paths.js';
 import {
@@ -45,136 +42,13 @@ import {
 } from './vpn.js';
 import { deleteOp, putOp, type WriteOp } from './write.js';
 
-export type Decision =
-  /** Absent in ODL: create it. */
-  | { action: 'create'; name: string; writes: WriteOp[] }
-  /** Ours, and owned leaves differ (`changed` names them). */
-  | { action: 'update'; name: string; changed: string[]; writes: WriteOp[] }
-  /** Ours, and a leaf that ODL cannot change in place differs: delete, then create. */
-  | { action: 'recreate'; name: string; changed: string[]; writes: WriteOp[] }
-  /** Nothing to do (equal, absent on both sides, or kept because its desired state is unknown). */
-  | { action: 'none'; name: string }
-  /** Ours and no longer desired. Garbage collection decides when (informers synced, grace period). */
-  | { action: 'delete-candidate'; name: string; writes: WriteOp[] }
-  /** Not ours: never written. `wanted` means odlcoe needs this name (a collision to report). */
-  | { action: 'foreign'; name: string; wanted: boolean; reason: string };
-
-// ---------------------------------------------------------------------------------------------
-// comparison
-
-/** A canonical JSON text: object members sorted, undefined members dropped. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const members = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${members.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-/** Owned leaves (by YANG name) whose canonical values differ. */
-export function changedLeaves(desired: Record<string, unknown>, actual: Record<string, unknown>): string[] {
-  const names = new Set([...Object.keys(desired), ...Object.keys(actual)]);
-  return [...names].filter((n) => canonicalJson(desired[n]) !== canonicalJson(actual[n])).sort();
-}
-
-const sorted = <T>(items: readonly T[] | undefined, key: (t: T) => string): T[] | undefined =>
-  items === undefined || items.length === 0
-    ? undefined
-    : [...items].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
-
-const ip = (value: string | undefined): string | undefined => {
-  if (value === undefined) return undefined;
-  try {
-    return canonicalIp(value);
-  } catch {
-    return value;
-  }
-};
-
-/** `10.0.0.5/32` and `fd00:0::5/128` spelled canonically, anything else as is. */
-const prefix = (value: string): string => {
-  const slash = value.lastIndexOf('/');
-  return slash < 0
-    ? (ip(value) ?? value)
-    : `${ip(value.slice(0, slash)) ?? value.slice(0, slash)}${value.slice(slash)}`;
-};
-
 const targets = (t: readonly VpnTarget[]) =>
   sorted(t, (x) => x.value)?.map((x) => ({ value: x.value, type: x.type }));
 const family = (f: VpnAddressFamily | undefined) =>
   f && { rds: sorted(f.routeDistinguishers, (x) => x), targets: targets(f.vpnTargets) };
 
 // ---------------------------------------------------------------------------------------------
-// the generic decision
-
-interface Spec<T> {
-  path(name: string): DataPath;
-  ownership(actual: T): Ownership;
-  owned(entry: T): Record<string, unknown>;
-  create(desired: T): WriteOp[];
-  update(desired: T, actual: T, changed: string[]): { action: 'update' | 'recreate'; writes: WriteOp[] };
-}
-
-function decide<T>(
-  spec: Spec<T>,
-  name: string,
-  desired: T | undefined,
-  actual: T | undefined,
-  keep: boolean,
-): Decision {
-  if (actual === undefined)
-    return desired === undefined
-      ? { action: 'none', name }
-      : { action: 'create', name, writes: spec.create(desired) };
-  const ownership = spec.ownership(actual);
-  if (ownership.owner === 'foreign')
-    return { action: 'foreign', name, wanted: desired !== undefined, reason: ownership.reason };
-  if (desired === undefined)
-    return keep
-      ? { action: 'none', name }
-      : { action: 'delete-candidate', name, writes: [deleteOp(spec.path(name))] };
-  const changed = changedLeaves(spec.owned(desired), spec.owned(actual));
-  if (changed.length === 0) return { action: 'none', name };
-  const { action, writes } = spec.update(desired, actual, changed);
-  return { action, name, changed, writes };
-}
-
-/** Desired with the actual entry's non-owned leaves (everything not in `ownedKeys`) carried forward. */
-function carry<T extends object>(desired: T, actual: T, ownedKeys: readonly (keyof T)[]): T {
-  const merged = { ...actual };
-  for (const key of ownedKeys) {
-    if (desired[key] === undefined) delete merged[key];
-    else merged[key] = desired[key];
-  }
-  return merged;
-}
-
-/**
- * The name a decision is about. Neither a desired nor an actual entry is a diff of nothing,
- * which decides `none` (nothing to write) under `opts.name`, or under no name ('').
- */
-function nameOf(
-  desired: { name: string } | undefined,
-  actual: { name: string } | undefined,
-  opts: DiffOptions,
-): string {
-  if (desired && actual && desired.name !== actual.name)
-    throw new Error(`diff of different entries ${desired.name} and ${actual.name}`);
-  return desired?.name ?? actual?.name ?? opts.name ?? '';
-}
-
-// ---------------------------------------------------------------------------------------------
 // per kind
-
-export interface DiffOptions {
-  /** The desired state is unknown (a deferred pod): never delete. */
-  keep?: boolean;
-  /** The entry's name, for a decision when neither side is given (a caller diffing by name). */
-  name?: string;
-}
 
 const INTERFACE_OWNED = ['type', 'enabled', 'l2vlanMode', 'external', 'description'] as const;
 
@@ -202,7 +76,7 @@ export function diffInterface(
         writes: [putOp(paths.interface(d.name), interfaceEntry(carry(d, a, INTERFACE_OWNED)))],
       }),
     },
-    nameOf(desired, actual, opts),
+    decisionName(desired, actual, (e) => e.name, opts),
     desired,
     actual,
     opts.keep === true,
@@ -242,7 +116,7 @@ export function diffElanInstance(
         writes: [putOp(paths.elanInstance(d.name), elanInstanceEntry(carry(d, a, ELAN_INSTANCE_OWNED)))],
       }),
     },
-    nameOf(desired, actual, opts),
+    decisionName(desired, actual, (e) => e.name, opts),
     desired,
     actual,
     opts.keep === true,
@@ -276,7 +150,7 @@ export function diffElanInterface(
         writes: [putOp(paths.elanInterface(d.name), elanInterfaceEntry(carry(d, a, ELAN_INTERFACE_OWNED)))],
       }),
     },
-    nameOf(desired, actual, opts),
+    decisionName(desired, actual, (e) => e.name, opts),
     desired,
     actual,
     opts.keep === true,
@@ -346,7 +220,7 @@ export function diffVpnInstance(
         return { action: 'update', writes: [put] };
       },
     },
-    nameOf(desired, actual, opts),
+    decisionName(desired, actual, (e) => e.name, opts),
     desired,
     actual,
     opts.keep === true,
@@ -441,78 +315,9 @@ export function diffVpnInterface(
         return { action: 'update', writes };
       },
     },
-    nameOf(desired, actual, opts),
+    decisionName(desired, actual, (e) => e.name, opts),
     desired,
     actual,
     opts.keep === true,
   );
-}
-
-/**
- * k8s-node. `pod-cidr` is owned only when the desired entry has one: in the `odl` subnet mode
- * an ODL user writes it, and a watcher that does not know the subnet must not erase it.
- */
-export function diffK8sNode(
-  desired: K8sNode | undefined,
-  actual: K8sNode | undefined,
-  ctx: OwnerContext,
-  opts: DiffOptions = {},
-): Decision {
-  const paths = netvirtPaths(ctx.profile);
-  const podCidrOwned = desired?.podCidr !== undefined;
-  const owned = [
-    'clusterId',
-    'hostName',
-    'externalIpAddress',
-    'internalIpAddress',
-    ...(podCidrOwned ? (['podCidr'] as const) : []),
-  ] as const;
-  const node = (n: K8sNode | undefined) => n && { ...n, name: n.uid };
-  const d = node(desired);
-  const a = node(actual);
-  return decide<K8sNode & { name: string }>(
-    {
-      path: paths.k8sNode,
-      ownership: (x) => k8sNodeOwnership(x, ctx),
-      owned: (e) => ({
-        'cluster-id': e.clusterId?.toLowerCase(),
-        'host-name': e.hostName,
-        'external-ip-address': ip(e.externalIpAddress),
-        'internal-ip-address': ip(e.internalIpAddress),
-        'pod-cidr': podCidrOwned ? e.podCidr : undefined,
-      }),
-      create: (x) => [putOp(paths.k8sNode(x.uid), k8sNodeEntry(strip(x)))],
-      update: (x, y) => ({
-        action: 'update',
-        writes: [putOp(paths.k8sNode(x.uid), k8sNodeEntry(strip(carry(x, y, owned))))],
-      }),
-    },
-    nameOf(d, a, opts),
-    d,
-    a,
-    opts.keep === true,
-  );
-}
-
-function strip(n: K8sNode & { name: string }): K8sNode {
-  const { name: _name, ...rest } = n;
-  return rest;
-}
-
-/**
- * Decisions for a whole kind: every desired name and every actual entry, sorted by name.
- * `diffOne` is one of the per-kind functions with its context bound; `keep` holds names whose
- * desired state is unknown (DesiredState.keep), which are never deleted.
- */
-export function diffAll<T>(
-  desired: ReadonlyMap<string, T>,
-  actual: Iterable<T>,
-  keyOf: (entry: T) => string,
-  diffOne: (desired: T | undefined, actual: T | undefined, opts: DiffOptions) => Decision,
-  keep: ReadonlySet<string> = new Set(),
-): Decision[] {
-  const actualByKey = new Map<string, T>();
-  for (const a of actual) actualByKey.set(keyOf(a), a);
-  const keys = [...new Set([...desired.keys(), ...actualByKey.keys()])].sort();
-  return keys.map((k) => diffOne(desired.get(k), actualByKey.get(k), { keep: keep.has(k) }));
 }

@@ -1,11 +1,17 @@
-/** The NetVirt model: types, bodies, paths, parsers, naming, translation and owned-leaf diff. */
-export * from './coe.js';
+/** The ODL model: types, bodies, paths, parsers, naming, translation, owned-leaf diff, kinds. */
+export * from './canonical.js';
+export * from './coe/diff.js';
+export * from './coe/model.js';
+export * from './coe/ownership.js';
+export * from './coe/translate.js';
+export * from './decision.js';
 export * from './dhcp.js';
 export * from './diff.js';
 export * from './elan.js';
 export * from './errors.js';
 export * from './interfaces.js';
 export * from './json.js';
+export * from './k8s-node.js';
 export * from './kube.js';
 export * from './names.js';
 export * from './nat.js';
@@ -13,6 +19,9 @@ export * from './ownership.js';
 export * from './paths.js';
 export * from './profile.js';
 export * from './route-distinguisher.js';
-export * from './translate.js';
+export * from './translate-cluster.js';
+export * from './translate-instances.js';
+export * from './translate-pod.js';
+export * from './translate-settings.js';
 export * from './vpn.js';
 export * from './write.js';

@@ -10,17 +10,10 @@
  *   administrator, exactly the cluster route target (`both`) and `bgpvpn-type InternalVPN`.
  *   Operators must give each cluster its own RD administrator (or number range) on a shared
  *   controller; two clusters sharing one would also share a routing domain.
- * - k8s-node: through `cluster-id` = clusterUuid(cluster name).
+ * (k8s-node entries: k8s-node.ts; COE entries: coe/ownership.ts.)
  */
-import type { K8sNode } from './coe.js';
 import type { Interface } from './interfaces.js';
-import {
-  clusterUuid,
-  parseOwnershipMarker,
-  vpnName,
-  type MarkerKind,
-  type OwnershipMarker,
-} from './names.js';
+import { parseOwnershipMarker, vpnName, type MarkerKind, type OwnershipMarker } from './names.js';
 import type { Profile } from './profile.js';
 import { parseRouteDistinguisher } from './route-distinguisher.js';
 import type { VpnInstance, VpnInterface } from './vpn.js';
@@ -92,13 +85,6 @@ export function vpnInterfaceOwnership(
     return { owner: 'foreign', reason: `no ietf-interface ${v.name} to establish ownership` };
   const o = markerOwnership(ietfInterface.description, 'pod', ctx);
   return o.owner === 'ours' ? o : { owner: 'foreign', reason: `ietf-interface ${v.name}: ${o.reason}` };
-}
-
-export function k8sNodeOwnership(n: K8sNode, ctx: OwnerContext): Ownership {
-  const expected = clusterUuid(ctx.clusterName);
-  return n.clusterId?.toLowerCase() === expected
-    ? { owner: 'ours' }
-    : { owner: 'foreign', reason: `cluster-id ${n.clusterId ?? '(absent)'} is not ${expected}` };
 }
 
 /** The RD of a VPN as written by odlcoe (Sodium: the ipv4-family's, else the ipv6-family's). */

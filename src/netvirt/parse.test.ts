@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseCoePods, parseK8sNodes, parseCoeServices, parseCoeEndpoints } from './coe.js';
+import { parseCoePods, parseCoeServices, parseCoeEndpoints } from './coe/model.js';
+import { parseK8sNodes } from './k8s-node.js';
 import { parseDhcpNetworks } from './dhcp.js';
 import { parseElanInstances, parseElanInterfaces, putElanInstance } from './elan.js';
 import { OdlParseError } from './errors.js';

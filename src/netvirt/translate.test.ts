@@ -2,7 +2,7 @@ import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { encodePath } from '../restconf/path.js';
-import { putK8sNode } from './coe.js';
+import { putK8sNode } from './k8s-node.js';
 import { putElanInstance, putElanInterface } from './elan.js';
 import { putInterface } from './interfaces.js';
 import type { Profile } from './profile.js';
@@ -20,10 +20,10 @@ import {
   vpnInstanceNeed,
   type InstanceUse,
   type PodContext,
-  type PodNetwork,
+  type PodOdlObjects as PodNetwork,
   type PodTranslation,
   type TranslateSettings,
-} from './translate.js';
+} from './index.js';
 import { putVpnInstance, putVpnInterface } from './vpn.js';
 import type { WriteOp } from './write.js';
 

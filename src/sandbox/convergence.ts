@@ -6,18 +6,19 @@
  * and `odlcoectl status` would show.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { desiredState, type DesiredInputs } from '../cli/desired.js';
 import { readCluster, type KubeSnapshot } from '../cli/kube-reader.js';
-import { KIND_LABEL, ownedEntries } from '../cli/odl-objects.js';
-import type { CliSettings } from '../cli/settings.js';
+import { keysToPlan, planInputs, type PlanSettings } from '../cli/plan-inputs.js';
 import { readOdl } from '../cli/snapshot.js';
 import type { KubeClient } from '../k8s/kube-client.js';
-import { podHasAnyAddress, podNetworkEligibility, type DesiredState } from '../netvirt/index.js';
+import { podHasAnyAddress, podNetworkEligibility } from '../netvirt/kube.js';
+import { NETVIRT_KINDS } from '../netvirt/kinds.js';
+import { planNetvirtKey } from '../netvirt/plan-netvirt.js';
+import { ownerContextOf } from '../netvirt/translate-settings.js';
+import type { EntryStore, OdlView } from '../odl/entry-store.js';
 import type { RestconfClient } from '../restconf/client.js';
-import type { OdlKind, OdlState } from '../watcher/odl-state.js';
 
 export interface KindProgress {
-  kind: OdlKind;
+  kind: string;
   /** The model's list name (`vpn-instance`, ...), as odlcoectl prints it. */
   label: string;
   /** Entries of this kind owned by the cluster in ODL. */
@@ -39,46 +40,34 @@ export interface Progress {
   converged: boolean;
 }
 
-/** The order a reader follows: node entries, then namespaces' VPNs, then per-node ELANs, then pods. */
-export const PROGRESS_KINDS: readonly OdlKind[] = [
-  'k8sNode',
-  'vpnInstance',
-  'elanInstance',
-  'interface',
-  'elanInterface',
-  'vpnInterface',
-];
-
-function desiredNames(desired: DesiredState, kind: OdlKind): string[] {
-  switch (kind) {
-    case 'interface':
-      return [...desired.interfaces.keys()];
-    case 'elanInstance':
-      return [...desired.elanInstances.keys()];
-    case 'elanInterface':
-      return [...desired.elanInterfaces.keys()];
-    case 'vpnInstance':
-      return [...desired.vpnInstances.keys()];
-    case 'vpnInterface':
-      return [...desired.vpnInterfaces.keys()];
-    case 'k8sNode':
-      return [...desired.k8sNodes.keys()];
-  }
+/** Names each kind should hold: the `present` entries of every key's plan. */
+function desiredNames(kube: KubeSnapshot, odl: OdlView, settings: PlanSettings): Map<string, Set<string>> {
+  const inputs = planInputs(kube, odl, settings);
+  const out = new Map<string, Set<string>>(NETVIRT_KINDS.kinds.map((k) => [k, new Set()]));
+  for (const key of keysToPlan(kube, odl, ownerContextOf(settings)))
+    for (const e of planNetvirtKey(key, inputs).entries)
+      if (e.want === 'present') out.get(e.kind)?.add(e.name);
+  return out;
 }
 
 function podName(pod: V1Pod): string {
   return `${pod.metadata?.namespace ?? '?'}/${pod.metadata?.name ?? '?'}`;
 }
 
-/** Pure: progress from one consistent pair of reads. */
-export function progressOf(odl: OdlState, kube: KubeSnapshot, inputs: DesiredInputs): Progress {
-  const desired = desiredState(kube, odl, inputs);
-  const kinds = PROGRESS_KINDS.map((kind): KindProgress => {
-    const want = new Set(desiredNames(desired, kind));
-    const have = new Set(ownedEntries(odl, kind, inputs.owner).map((e) => ('name' in e ? e.name : e.uid)));
+/**
+ * Pure: progress from one consistent pair of reads, per kind in creation order (node entries,
+ * then namespaces' VPNs, then per-node ELANs, then pods).
+ */
+export function progressOf(odl: EntryStore, kube: KubeSnapshot, settings: PlanSettings): Progress {
+  const desired = desiredNames(kube, odl, settings);
+  const owner = ownerContextOf(settings);
+  const kinds = NETVIRT_KINDS.createOrder.map((kind): KindProgress => {
+    const spec = NETVIRT_KINDS.spec(kind);
+    const want = desired.get(kind) ?? new Set<string>();
+    const have = new Set(odl.owned(kind, owner).map((e) => spec.nameOf(e)));
     return {
       kind,
-      label: KIND_LABEL[kind],
+      label: spec.label,
       inOdl: have.size,
       desired: want.size,
       missing: [...want].filter((n) => !have.has(n)).sort(),
@@ -103,12 +92,11 @@ export function progressOf(odl: OdlState, kube: KubeSnapshot, inputs: DesiredInp
 export async function measureProgress(
   client: RestconfClient,
   kube: KubeClient,
-  settings: CliSettings,
-  inputs: DesiredInputs,
+  settings: PlanSettings & { timeoutMs: number },
 ): Promise<Progress> {
   const { state } = await readOdl(client, settings);
   const cluster = await readCluster(kube, { timeoutMs: settings.timeoutMs });
-  return progressOf(state, cluster, inputs);
+  return progressOf(state, cluster, settings);
 }
 
 /** Fixed-width rows: `  vpn-instance      3 / 3`. */

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import winston from 'winston';
-import { connectKube, connectOdl, ownerContext } from '../cli/connect.js';
+import { connectKube, connectOdl } from '../cli/connect.js';
 import { buildDump, type DumpTree } from '../cli/dump.js';
 import { resolveSettings, type CliSettings } from '../cli/settings.js';
 import { readOdl } from '../cli/snapshot.js';
@@ -25,6 +25,7 @@ import type { KubeClient } from '../k8s/kube-client.js';
 import { startKubeSim, type KubeSim } from '../kubesim/server.js';
 import { netvirtPaths } from '../netvirt/index.js';
 import type { Profile } from '../netvirt/profile.js';
+import { ownerContextOf } from '../netvirt/translate-settings.js';
 import type { RestconfClient } from '../restconf/client.js';
 import type { Dialect } from '../restconf/path.js';
 import { loadWatcherConfig } from '../watcher/config.js';
@@ -401,12 +402,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       ...(examplePod ? { examplePod } : {}),
     };
 
-    const inputs = {
-      owner: ownerContext(cliSettings),
-      rdAdministrator: cliSettings.rdAdministrator,
-      subnetSource: cliSettings.subnetSource,
-    };
-    const progress = () => measureProgress(restconf, kube, cliSettings, inputs);
+    const progress = () => measureProgress(restconf, kube, cliSettings);
 
     const sandbox: Sandbox = {
       workDir,
@@ -469,7 +465,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       },
       async dump() {
         const { state, unparsed } = await readOdl(restconf, cliSettings);
-        return buildDump(state, ownerContext(cliSettings), unparsed);
+        return buildDump(state, ownerContextOf(cliSettings), unparsed);
       },
       async dataPath() {
         const out: NodeDataPath[] = [];

@@ -3,8 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { silentLogger } from '../common/log.js';
 import { startKubeSim, type KubeSim } from '../kubesim/server.js';
-import type { ClusterChange } from './backend.js';
-import { ClusterView } from './cluster-view.js';
+import { ClusterView, type ClusterChange } from './cluster-view.js';
 
 async function until(check: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 20_000;

@@ -23,9 +23,20 @@ import type {
 } from '@kubernetes/client-node';
 import type { Logger } from '../common/log.js';
 import type { Registry } from '../common/metrics.js';
+import { SetIndex } from '../common/set-index.js';
 import { Informer, waitForAllSynced, type InformerOptions } from '../k8s/informer.js';
-import { nodeInternalIp } from '../netvirt/index.js';
-import type { ClusterChange } from './backend.js';
+import { nodeInternalIp } from '../netvirt/kube.js';
+
+/**
+ * A change of one Kubernetes object, as an informer handler saw it. Services and
+ * EndpointSlices change only when a backend declared them (`include`).
+ */
+export type ClusterChange =
+  | { kind: 'pod'; obj: V1Pod; old?: V1Pod }
+  | { kind: 'namespace'; obj: V1Namespace; old?: V1Namespace }
+  | { kind: 'node'; obj: V1Node; old?: V1Node }
+  | { kind: 'service'; obj: V1Service; old?: V1Service }
+  | { kind: 'endpointslice'; obj: V1EndpointSlice; old?: V1EndpointSlice };
 
 /** Resources the view watches only for a backend that needs them. */
 export type OptionalResource = 'services' | 'endpointslices';
@@ -36,28 +47,6 @@ export interface ClusterViewOptions {
   logger: Logger;
   /** Informer watch timeouts (tests shorten them); default the informer's own. */
   watchTimeoutSeconds?: [number, number];
-}
-
-/** A set-valued index: key → set of members. */
-export class SetIndex {
-  private readonly map = new Map<string, Set<string>>();
-  add(key: string, member: string): void {
-    let set = this.map.get(key);
-    if (!set) this.map.set(key, (set = new Set()));
-    set.add(member);
-  }
-  remove(key: string, member: string): void {
-    const set = this.map.get(key);
-    if (!set) return;
-    set.delete(member);
-    if (set.size === 0) this.map.delete(key);
-  }
-  get(key: string): ReadonlySet<string> {
-    return this.map.get(key) ?? new Set();
-  }
-  keys(): IterableIterator<string> {
-    return this.map.keys();
-  }
 }
 
 type ChangeOf<K extends ClusterChange['kind']> = Extract<ClusterChange, { kind: K }>;

@@ -10,14 +10,10 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../common/log.js';
 import { errorMessage } from '../common/log.js';
 import { KubeApiError, KubeClient } from '../k8s/kube-client.js';
+import type { KubeObjectRef } from '../netvirt/plan.js';
 
-export interface InvolvedObject {
-  kind: 'Pod' | 'Service' | 'Namespace' | 'Node';
-  name: string;
-  /** Pods and Services (namespaced kinds) only. */
-  namespace?: string;
-  uid?: string;
-}
+/** The Kubernetes object an Event is about. */
+export type InvolvedObject = KubeObjectRef;
 
 export interface EventRecorder {
   warning(object: InvolvedObject, reason: string, message: string): void;

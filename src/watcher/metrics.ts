@@ -4,7 +4,7 @@
  * client's `onRequest` hook (restconf/metrics.ts), informer and leader metrics from src/k8s;
  * all share one registry.
  */
-import type { ReconcileOutcome } from './backend.js';
+import type { ReconcileOutcome } from './reconcile.js';
 import { Counter, Gauge, Histogram, LATENCY_BUCKETS, metric, type Registry } from '../common/metrics.js';
 
 export type ReconcileResult = ReconcileOutcome['result'] | 'error';

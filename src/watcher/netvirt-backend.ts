@@ -1,180 +1,171 @@
 /**
  * The default backend: Kubernetes → NetVirt/Genius objects (ietf-interfaces, ELAN and L3VPN
- * instances and interfaces) plus the k8s-node entries that carry node subnets. See
- * netvirt-keys.ts for the keys and reconcile-*.ts for what each key makes right.
+ * instances and interfaces) plus the k8s-node entries that carry node subnets. Its keys are
+ * src/netvirt/keys.ts, its plans src/netvirt/plan-netvirt.ts; this module provides the plans'
+ * inputs from the cluster view, the ODL cache and the allocators (node subnets, route
+ * distinguishers), and carries the plans out.
  */
-import { errorMessage } from '../common/log.js';
+import { parseNetvirtKey, podKey } from '../netvirt/keys.js';
+import { NETVIRT_KINDS } from '../netvirt/kinds.js';
+import { namespaceOfVpn, planNetvirtKey, type NetvirtPlanInputs } from '../netvirt/plan-netvirt.js';
+import { allocateRouteDistinguishers } from '../netvirt/route-distinguisher.js';
 import {
-  diffElanInstance,
-  diffElanInterface,
-  diffInterface,
-  diffK8sNode,
-  diffVpnInstance,
-  diffVpnInterface,
-  type OwnerContext,
-} from '../netvirt/index.js';
-import type { Backend, BackendContext, ClusterChange, ReconcileOutcome, WriteGuard } from './backend.js';
-import { GracePeriods } from './grace-period.js';
-import type { NetvirtContext } from './netvirt-context.js';
-import {
-  elanKey,
-  netvirtKeysFor,
-  nodeKey,
-  parseNetvirtKey,
-  podKeyOfInterface,
-  vpnKey,
-  type KeyLookup,
-} from './netvirt-keys.js';
-import { k8sNodeEntries, NodeSubnets } from './node-subnets.js';
-import { ObjectWriter, type EntryDiff } from './object-writer.js';
-import { ODL_KINDS, OdlState, type OdlEntries } from './odl-state.js';
-import { reconcileElan, reconcileVpn } from './reconcile-instances.js';
-import { reconcileNode } from './reconcile-node.js';
-import { reconcilePod } from './reconcile-pod.js';
-import { ownerContext, subnetAllocation, translateSettings } from './settings.js';
+  recoverRouteDistinguishers,
+  vpnInterfaceOwnership,
+  vpnRouteDistinguisher,
+} from '../netvirt/ownership.js';
+import type { BackendContext } from './backend.js';
+import type { ClusterChange } from './cluster-view.js';
+import type { EntryChange } from './entry-cache.js';
+import { netvirtKeysFor, type KeyLookup } from './netvirt-keys.js';
+import { OdlBackend } from './odl-backend.js';
+import { runPlan, type PlanRun } from './plan-executor.js';
+import type { WriteGuard } from './reconcile.js';
+import { subnetHoldsAddress } from './subnet-allocator.js';
 
-/** The owned-leaf diff of every kind this backend writes (src/netvirt/diff.ts). */
-function netvirtDiff(state: OdlState, owner: OwnerContext): EntryDiff<OdlEntries> {
-  return (kind, name, desired, actual) => {
-    const d = desired as never;
-    const a = actual as never;
-    const opts = { name };
-    switch (kind) {
-      case 'interface':
-        return diffInterface(d, a, owner, opts);
-      case 'elanInstance':
-        return diffElanInstance(d, a, owner, opts);
-      case 'elanInterface':
-        return diffElanInterface(d, a, owner, opts);
-      case 'vpnInstance':
-        return diffVpnInstance(d, a, owner, opts);
-      case 'vpnInterface':
-        // Owned through the ietf-interface of the same name.
-        return diffVpnInterface(d, a, state.get('interface', name), owner, opts);
-      case 'k8sNode':
-        return diffK8sNode(d, a, owner, opts);
-      default:
-        throw new Error(`unknown ODL kind ${String(kind)}`);
-    }
-  };
-}
-
-export class NetvirtBackend implements Backend {
+export class NetvirtBackend extends OdlBackend {
   readonly name = 'netvirt';
-  private readonly c: NetvirtContext;
   private readonly lookup: KeyLookup;
+  /** namespace → RD handed out but not yet visible in the ODL cache (allocation is synchronous). */
+  private readonly rdReservations = new Map<string, string>();
+  private readonly inputs: NetvirtPlanInputs;
 
   constructor(ctx: BackendContext) {
-    const { settings } = ctx;
-    const translate = translateSettings(settings);
-    const owner = ownerContext(settings);
-    const state = new OdlState(ctx.client, settings.profile, ctx.logger);
-    this.c = {
-      ...ctx,
-      state,
-      writer: new ObjectWriter(state, netvirtDiff(state, owner), ctx.client, ctx.metrics, ctx.logger),
-      owner,
-      translate,
-      subnets: newSubnets(ctx, state, owner),
-      grace: new GracePeriods(settings.gracePeriodMs),
-      rdReservations: new Map(),
-    };
+    super(ctx, NETVIRT_KINDS, ctx.settings.gracePeriodMs, true);
     const view = ctx.view;
     this.lookup = {
       node: (name) => view.node(name),
       podsOnNode: (name) => view.podsOnNode(name),
       podsInNamespace: (ns) => view.podsInNamespace(ns),
     };
-  }
-
-  /** The ODL cache (tests and the benchmark look at it). */
-  get state(): OdlState {
-    return this.c.state;
+    this.inputs = {
+      settings: this.translate,
+      pod: (ns, name) => view.pod(ns, name),
+      podsInNamespace: (ns) => view.podsInNamespace(ns),
+      namespace: (name) => view.namespace(name),
+      namespaceNames: () => [
+        ...view.namespacesWithPods(),
+        ...view.namespaces.list().map((n) => n.metadata?.name ?? ''),
+      ],
+      node: (name) => view.node(name),
+      nodeByUid: (uid) => view.nodeByUid(uid),
+      nodeSubnet: (node) => this.subnets.subnetFor(node),
+      nodeEntrySubnet: (node) => this.subnets.entrySubnet(node),
+      subnetHolder: (uid) => this.subnetHolder(uid),
+      routeDistinguisher: (ns) => this.routeDistinguisher(ns),
+    };
   }
 
   keysFor(change: ClusterChange): string[] {
     return netvirtKeysFor(change, this.lookup);
   }
 
-  async load(fresh: boolean): Promise<void> {
-    const c = this.c;
-    if (fresh) {
-      c.state.clear();
-      c.grace.clear();
-      c.rdReservations.clear();
-      c.subnets = newSubnets(c, c.state, c.owner);
-      c.metrics.reset();
-    }
-    const problems = await c.state.load();
-    for (const kind of ODL_KINDS)
-      c.metrics.unparsed.set({ kind }, problems.filter((p) => p.kind === kind).length);
-    for (const p of problems.slice(0, 20)) {
-      c.logger.warn('ODL entry does not parse as its model; it is left alone', { ...p });
-    }
-    if (fresh) {
-      for (const problem of c.subnets.recover())
-        c.logger.error('node subnet allocation in ODL not recovered', { problem });
-      const allocations = c.subnets.allocations;
-      if (allocations)
-        c.logger.info('recovered node subnet allocations', { nodes: allocations.nodes().length });
-    }
+  /** A node's entry changed pod-cidr (allocated, or set by an ODL user): its pods' vpn-interfaces name its gateway. */
+  override keysForEntry(change: EntryChange): string[] {
+    if (change.ref.kind !== 'k8sNode') return [];
+    const podCidr = (e: unknown) => (e as { podCidr?: string } | undefined)?.podCidr?.trim();
+    if (podCidr(change.before) === podCidr(change.after)) return [];
+    const node = this.ctx.view.nodeByUid(change.ref.name);
+    const name = node?.metadata?.name;
+    if (!name) return [];
+    return this.ctx.view
+      .podsOnNode(name)
+      .filter((p) => p.metadata?.namespace && p.metadata.name)
+      .map((p) => podKey(p.metadata?.namespace ?? '', p.metadata?.name ?? ''));
   }
 
-  *allKeys(): Iterable<string> {
-    const c = this.c;
-    const seen = new Set<string>();
-    const emit = function* (keys: Iterable<string>) {
-      for (const k of keys) {
-        if (seen.has(k)) continue;
-        seen.add(k);
-        yield k;
-      }
-    };
-    // What the cluster needs.
-    for (const obj of c.view.nodes.list()) yield* emit(this.keysFor({ kind: 'node', obj }));
-    for (const obj of c.view.namespaces.list()) yield* emit(this.keysFor({ kind: 'namespace', obj }));
-    for (const obj of c.view.pods.list()) yield* emit(this.keysFor({ kind: 'pod', obj }));
-    // What ODL holds of ours (garbage collection). Foreign entries are not keys of ours.
-    const ours = (kind: keyof OdlEntries, name: string) => c.writer.owns(kind, name);
-    for (const kind of ['interface', 'elanInterface', 'vpnInterface'] as const) {
-      for (const name of c.state.names(kind)) {
-        const key = ours(kind, name) ? podKeyOfInterface(name) : undefined;
-        if (key) yield* emit([key]);
-      }
-    }
-    for (const name of c.state.names('elanInstance'))
-      if (ours('elanInstance', name)) yield* emit([elanKey(name)]);
-    for (const name of c.state.names('vpnInstance'))
-      if (ours('vpnInstance', name)) yield* emit([vpnKey(name)]);
-    for (const uid of c.state.names('k8sNode')) if (ours('k8sNode', uid)) yield* emit([nodeKey(uid)]);
+  protected *clusterKeys(): Iterable<string> {
+    const view = this.ctx.view;
+    for (const obj of view.nodes.list()) yield* this.keysFor({ kind: 'node', obj });
+    for (const obj of view.namespaces.list()) yield* this.keysFor({ kind: 'namespace', obj });
+    for (const obj of view.pods.list()) yield* this.keysFor({ kind: 'pod', obj });
   }
 
-  async reconcile(key: string, guard: WriteGuard): Promise<ReconcileOutcome> {
-    let parsed;
-    try {
-      parsed = parseNetvirtKey(key);
-    } catch (err) {
-      // Keys are made by this module; a bad one is a bug, and retrying cannot fix it.
-      this.c.logger.error('unparseable key dropped', { key, error: errorMessage(err) });
-      return { result: 'deferred' };
-    }
-    switch (parsed.kind) {
-      case 'pod':
-        return reconcilePod(this.c, parsed.namespace, parsed.name, guard);
-      case 'elan':
-        return reconcileElan(this.c, key, parsed.elanName, parsed.namespace, guard);
-      case 'vpn':
-        return reconcileVpn(this.c, key, parsed.vpnName, guard);
-      case 'node':
-        return reconcileNode(this.c, parsed.uid, guard, { podsUseSubnet: true });
-    }
+  protected parseKey(key: string): void {
+    parseNetvirtKey(key);
   }
-}
 
-function newSubnets(ctx: BackendContext, state: OdlState, owner: OwnerContext): NodeSubnets {
-  return new NodeSubnets(
-    ctx.settings.subnetSource,
-    k8sNodeEntries(state, owner),
-    subnetAllocation(ctx.settings),
-  );
+  protected override freshTerm(): void {
+    super.freshTerm();
+    this.rdReservations.clear();
+  }
+
+  /** The plan of a key, as the watcher sees the cluster and ODL now. */
+  plan(key: string) {
+    return planNetvirtKey(key, this.inputs);
+  }
+
+  protected nodeOfKey(key: string): string | undefined {
+    const k = parseNetvirtKey(key);
+    return k.kind === 'node' ? k.uid : undefined;
+  }
+
+  protected override async runKeyPlan(key: string, guard: WriteGuard): Promise<PlanRun> {
+    const plan = this.plan(key);
+    for (const f of plan.facts)
+      if (f.fact === 'rd-reassigned')
+        this.ctx.logger.warn(
+          'VPN route distinguisher is shared with another namespace; giving this one a new RD',
+          {
+            namespace: f.namespace,
+            vpn: f.vpn,
+            rd: f.rd,
+          },
+        );
+    const run = await runPlan(this.planContext(), plan, guard, () => this.plan(key));
+    const k = parseNetvirtKey(key);
+    if (k.kind === 'vpn' && run.outcome.result === 'synced' && !this.cache.get('vpnInstance', k.vpnName)) {
+      // Gone (or never made): its reservation is free again.
+      const ns = namespaceOfVpn(k.vpnName, this.inputs);
+      if (ns !== undefined) this.rdReservations.delete(ns);
+    }
+    return run;
+  }
+
+  /**
+   * What still holds addresses of a gone node's subnet, or undefined when nothing does: a pod
+   * bound to the node (the node name comes from the node's entry: the Node object is gone), or
+   * one of this cluster's vpn-interfaces with a primary adjacency in the subnet (a pod already
+   * deleted whose interface is not removed yet, or one on an unknown node kept on purpose).
+   */
+  private subnetHolder(uid: string): { subnet: string; holder: string } | undefined {
+    const subnet = this.subnets.allocated(uid);
+    if (subnet === undefined) return undefined;
+    const nodeName = this.subnets.entry(uid)?.hostName;
+    if (nodeName) {
+      const pod = this.ctx.view.podsOnNode(nodeName)[0];
+      if (pod)
+        return { subnet, holder: `pod ${pod.metadata?.namespace ?? '?'}/${pod.metadata?.name ?? '?'}` };
+    }
+    for (const vif of this.cache.values('vpnInterface')) {
+      const primary = vif.adjacencies.filter((a) => a.adjacencyType === 'primary-adjacency');
+      if (!primary.some((a) => subnetHoldsAddress(subnet, a.ipAddress))) continue;
+      if (vpnInterfaceOwnership(vif, this.cache.get('interface', vif.name), this.owner).owner === 'ours')
+        return { subnet, holder: `vpn-interface ${vif.name}` };
+    }
+    return undefined;
+  }
+
+  /**
+   * The namespace's RD: the one its VPN has in ODL, else one reserved earlier in this term, else
+   * the lowest free one. Synchronous, so two VPN reconciles running at once cannot pick the same.
+   */
+  private routeDistinguisher(ns: string): { rd: string; reassigned: boolean } {
+    const existing = recoverRouteDistinguishers(this.cache.values('vpnInstance'), [ns], this.owner);
+    // RDs of VPNs that are not ours are taken too: ODL keys VPN state by RD, whoever wrote it.
+    const known = new Set(existing.values());
+    for (const vpn of this.cache.values('vpnInstance')) {
+      const rd = vpnRouteDistinguisher(vpn);
+      if (rd !== undefined && !known.has(rd)) existing.set(`foreign-vpn:${vpn.name}`, rd);
+    }
+    for (const [reservedNs, rd] of this.rdReservations)
+      if (!existing.has(reservedNs)) existing.set(reservedNs, rd);
+    const { byNamespace, reassigned } = allocateRouteDistinguishers([ns], existing, {
+      administrator: this.ctx.settings.rdAdministrator,
+    });
+    const rd = byNamespace.get(ns);
+    if (rd === undefined) throw new Error(`no route distinguisher allocated for namespace ${ns}`);
+    this.rdReservations.set(ns, rd);
+    return { rd, reassigned: reassigned.includes(ns) };
+  }
 }

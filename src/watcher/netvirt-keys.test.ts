@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { netvirtKeysFor, parseNetvirtKey, podKeyOfInterface, type KeyLookup } from './netvirt-keys.js';
+import { parseNetvirtKey, podKeyOfInterface } from '../netvirt/keys.js';
+import { netvirtKeysFor, type KeyLookup } from './netvirt-keys.js';
 
 const node = (name: string, ip: string, extra: Partial<V1Node> = {}): V1Node => ({
   metadata: { name, uid: `uid-${name}` },

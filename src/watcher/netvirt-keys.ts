@@ -1,66 +1,13 @@
 /**
- * Keys of the netvirt backend, and the pure mapping from Kubernetes changes to keys.
- *
- * One key per ODL identity, so that both directions work: a Kubernetes change names the keys
- * it affects, and every ODL entry names the key that owns it (which is how garbage collection
- * finds objects whose Kubernetes object is long gone, even across restarts):
- *
- * | key                   | owns in ODL                                                   |
- * |-----------------------|---------------------------------------------------------------|
- * | `pod/<ns>/<pod>`      | ietf-interface, elan-interface, vpn-interface `<ns>:<pod>`     |
- * | `elan/<ip>:<ns>`      | elan-instance of namespace `<ns>` on the node with InternalIP `<ip>` (node × namespace) |
- * | `vpn/<vpn name>`      | vpn-instance of a namespace (`vpnName(ns)`)                   |
- * | `node/<uid>`          | k8s-node entry of a node                                      |
+ * The pure mapping from Kubernetes changes to the netvirt backend's keys (src/netvirt/keys.ts
+ * says what each key owns). Runs inside informer handlers: reads only the lookup, never ODL.
  */
 import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
-import { elanInstanceName, nodeInternalIp, vpnName } from '../netvirt/index.js';
-import type { ClusterChange } from './backend.js';
-import { nodeKey, podKey } from './object-keys.js';
+import { elanKey, keysOfPod, nodeKey, podKey, vpnKey } from '../netvirt/keys.js';
+import { nodeInternalIp } from '../netvirt/kube.js';
+import { elanInstanceName, vpnName } from '../netvirt/names.js';
+import type { ClusterChange } from './cluster-view.js';
 import { nodeProjection, podProjection } from './projections.js';
-
-export type NetvirtKey =
-  | { kind: 'pod'; namespace: string; name: string }
-  | { kind: 'elan'; elanName: string; nodeIp: string; namespace: string }
-  | { kind: 'vpn'; vpnName: string }
-  | { kind: 'node'; uid: string };
-
-export { nodeKey, podKey };
-export const elanKey = (elanName: string): string => `elan/${elanName}`;
-export const vpnKey = (name: string): string => `vpn/${name}`;
-
-/** The pod key that owns an interface name `<ns>:<pod>` (namespaces never contain ':'). */
-export function podKeyOfInterface(ifName: string): string | undefined {
-  const colon = ifName.indexOf(':');
-  if (colon <= 0 || colon === ifName.length - 1) return undefined;
-  return podKey(ifName.slice(0, colon), ifName.slice(colon + 1));
-}
-
-export function parseNetvirtKey(key: string): NetvirtKey {
-  const slash = key.indexOf('/');
-  const kind = key.slice(0, slash);
-  const rest = key.slice(slash + 1);
-  if (slash > 0 && rest !== '') {
-    switch (kind) {
-      case 'pod': {
-        const [namespace, name, ...more] = rest.split('/');
-        if (namespace && name && more.length === 0) return { kind, namespace, name };
-        break;
-      }
-      case 'elan': {
-        // The namespace is after the last ':' (IPv6 node addresses contain colons, names do not).
-        const colon = rest.lastIndexOf(':');
-        if (colon > 0 && colon < rest.length - 1)
-          return { kind, elanName: rest, nodeIp: rest.slice(0, colon), namespace: rest.slice(colon + 1) };
-        break;
-      }
-      case 'vpn':
-        return { kind, vpnName: rest };
-      case 'node':
-        return { kind, uid: rest };
-    }
-  }
-  throw new Error(`not a netvirt key: ${JSON.stringify(key)}`);
-}
 
 /** What the mapping needs to know besides the changed object. */
 export interface KeyLookup {
@@ -77,19 +24,7 @@ export interface KeyLookup {
  * or may no longer), for the old and the new state.
  */
 function podKeys(pod: V1Pod | undefined, lookup: KeyLookup, out: Set<string>): void {
-  const ns = pod?.metadata?.namespace;
-  const name = pod?.metadata?.name;
-  if (!pod || !ns || !name) return;
-  out.add(podKey(ns, name));
-  out.add(vpnKey(vpnName(ns)));
-  const ip = nodeIpOf(pod.spec?.nodeName, lookup);
-  if (ip) out.add(elanKey(elanInstanceName(ip, ns)));
-}
-
-function nodeIpOf(nodeName: string | undefined, lookup: KeyLookup): string | undefined {
-  if (!nodeName) return undefined;
-  const node = lookup.node(nodeName);
-  return node ? nodeInternalIp(node) : undefined;
+  if (pod) for (const key of keysOfPod(pod, (name) => lookup.node(name))) out.add(key);
 }
 
 /**

@@ -10,10 +10,13 @@
  *
  * The node agent reads its subnet from the k8s-node entry whichever backend runs, so both
  * backends use this class, each reading the entries from its own ODL cache through
- * `K8sNodeEntries`.
+ * `K8sNodeEntries`. What it answers are the node plans' subnet inputs (plan-node.ts).
  */
 import type { V1Node } from '@kubernetes/client-node';
-import { k8sNodeOwnership, parseCidr, type K8sNode, type OwnerContext } from '../netvirt/index.js';
+import { k8sNodeOwnership, type K8sNode } from '../netvirt/k8s-node.js';
+import { parseCidr } from '../netvirt/names.js';
+import type { OwnerContext } from '../netvirt/ownership.js';
+import type { EntrySubnet } from '../netvirt/plan.js';
 import type { SubnetSource } from './settings.js';
 import { SubnetAllocator } from './subnet-allocator.js';
 
@@ -31,28 +34,23 @@ export interface K8sNodeEntries {
 export function k8sNodeEntries(
   cache: {
     get(kind: 'k8sNode', uid: string): K8sNode | undefined;
-    refresh(kind: 'k8sNode', uid: string): Promise<K8sNode | undefined>;
+    refresh(kind: 'k8sNode', uid: string): Promise<unknown>;
     values(kind: 'k8sNode'): Iterable<K8sNode>;
   },
   owner: OwnerContext,
 ): K8sNodeEntries {
   return {
     get: (uid) => cache.get('k8sNode', uid),
-    refresh: (uid) => cache.refresh('k8sNode', uid),
+    refresh: async (uid) => (await cache.refresh('k8sNode', uid)) as K8sNode | undefined,
     ours: () => [...cache.values('k8sNode')].filter((e) => k8sNodeOwnership(e, owner).owner === 'ours'),
   };
 }
 
-/** The subnet to write into a node's entry, or why there is none. */
-export type EntrySubnet =
-  | { kind: 'subnet'; cidr: string }
-  /** The watcher does not own the leaf (`odl`), or the node has no usable subnet yet. */
-  | { kind: 'none'; problem?: string }
-  /** `allocate`: the cluster CIDR is used up. */
-  | { kind: 'exhausted' };
+export type { EntrySubnet };
 
 export class NodeSubnets {
   private readonly allocator: SubnetAllocator | undefined;
+  private readonly releaseListeners: ((uid: string) => void)[] = [];
 
   constructor(
     readonly source: SubnetSource,
@@ -145,7 +143,14 @@ export class NodeSubnets {
    * again (see reconcile-node.ts for why both conditions).
    */
   release(uid: string): boolean {
-    return this.allocator?.release(uid) ?? false;
+    const released = this.allocator?.release(uid) ?? false;
+    if (released) for (const listener of this.releaseListeners) listener(uid);
+    return released;
+  }
+
+  /** Called after a subnet was freed: nodes that found the pool used up may fit now. */
+  onRelease(listener: (uid: string) => void): void {
+    this.releaseListeners.push(listener);
   }
 
   /** `allocate`: the allocator, for start-up recovery checks and tests. */

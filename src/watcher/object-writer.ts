@@ -1,7 +1,6 @@
 /**
- * Makes one ODL entry equal to its desired state, using a backend's owned-leaf diff (the
- * netvirt backend's from src/netvirt, coe-northbound's from its own module) against its ODL
- * cache. Both backends write through this class:
+ * Makes one ODL entry equal to its desired state, by the rules of its kind (the kinds table:
+ * src/netvirt/kinds.ts) against the watcher's ODL cache. Both backends write through this class:
  *
  * - Nothing is written when the owned leaves are equal (so a second reconcile writes nothing).
  * - Creates are POSTs (create-only): if someone created the name since the cache was filled,
@@ -13,35 +12,28 @@
  *   learnt-ip adjacencies) into the write, and ownership is checked on what ODL holds now.
  * - Entries odlcoe does not own are never written or deleted; neither are entries that do not
  *   parse as their model.
+ * - Order, as the table declares it: an entry is written only once its prerequisites exist
+ *   (and are ours where it must be so), and deleted only once nothing needs it any more; when
+ *   that does not hold, nothing is written and the result says which entries are awaited
+ *   (`blocked`), for the watcher to wait on them. Between the check and the write no retire of
+ *   a prerequisite can start, and while an entry is being retired nothing new may start to
+ *   need it (`DependencyGate`): both decide from the cache and then await ODL, so without the
+ *   gate a pod could POST its elan-interface while the retire of its ELAN awaits its re-read.
  * - The write guard is checked before every write, and its signal goes with the write into
  *   the RESTCONF client: a reconcile that outlived its leadership stops there, and so does a
  *   write it already started (in flight or waiting for a retry).
  */
 import type { Logger } from '../common/log.js';
-import type { Decision, WriteOp } from '../netvirt/index.js';
+import type { Decision } from '../netvirt/decision.js';
+import type { KindContext, KindTable, Prerequisite, Ref } from '../netvirt/kind.js';
+import { refKey } from '../netvirt/kind.js';
+import type { OwnerContext } from '../netvirt/ownership.js';
+import type { WriteOp } from '../netvirt/write.js';
 import { RestconfError, type RestconfClient } from '../restconf/client.js';
 import { parentPath } from '../restconf/path.js';
-import type { WriteGuard } from './backend.js';
+import type { EntryCache } from './entry-cache.js';
 import type { WatcherMetrics } from './metrics.js';
-
-/** A backend's cache of ODL entries, by kind (`E` maps each kind to its entry type) and name. */
-export interface EntryCache<E> {
-  get<K extends keyof E & string>(kind: K, name: string): E[K] | undefined;
-  set<K extends keyof E & string>(kind: K, entry: E[K]): void;
-  remove(kind: keyof E & string, name: string): void;
-  /** Re-reads one entry from ODL into the cache (undefined: ODL has none, or it does not parse). */
-  refresh<K extends keyof E & string>(kind: K, name: string): Promise<E[K] | undefined>;
-  /** ODL holds an entry under this name that does not parse as its model. */
-  isUnparsed(kind: keyof E & string, name: string): boolean;
-}
-
-/** A backend's owned-leaf diff of one entry: desired against actual (either may be absent). */
-export type EntryDiff<E> = <K extends keyof E & string>(
-  kind: K,
-  name: string,
-  desired: E[K] | undefined,
-  actual: E[K] | undefined,
-) => Decision;
+import type { WriteGuard } from './reconcile.js';
 
 export type ObjectResult =
   /** Equal to the desired state, or absent and not desired. */
@@ -50,11 +42,22 @@ export type ObjectResult =
   /** Ours and not desired, but the caller did not allow its deletion (yet). */
   | { state: 'delete-pending' }
   /** Held by an object odlcoe does not own; `wanted`: odlcoe needs the name (a collision). */
-  | { state: 'foreign'; wanted: boolean; reason: string };
+  | { state: 'foreign'; wanted: boolean; reason: string }
+  /**
+   * Not written: the order the table declares does not allow it yet. `awaits`: the entries to
+   * wait for (prerequisites to appear, dependants to go). `foreign`: some of them are held by
+   * objects odlcoe does not own, which will not change soon.
+   */
+  | { state: 'blocked'; awaits: Ref[]; foreign: boolean; reason: string };
 
 export interface ConvergeOptions {
   /** Delete the entry if it is ours and not desired (default false: report `delete-pending`). */
   deleteAllowed?: boolean;
+  /**
+   * Asked right before a delete, after the entry was re-read: false when the entry is needed
+   * again (the cluster changed while ODL answered); nothing is deleted then.
+   */
+  stillUnneeded?: () => boolean;
 }
 
 /** Rounds of read-decide-write before giving up on an entry that keeps changing under us. */
@@ -62,29 +65,87 @@ const MAX_ROUNDS = 4;
 
 const UNPARSED = 'ODL holds an entry that does not parse';
 
-export class ObjectWriter<E> {
+/**
+ * Retires and attaches in flight, per entry. JS runs one reconcile step at a time, so each
+ * check-and-mark is atomic as long as it is not split by an await.
+ */
+class DependencyGate {
+  private readonly retiring = new Set<string>();
+  private readonly attaching = new Map<string, number>();
+
+  isRetiring(ref: Ref): boolean {
+    return this.retiring.has(refKey(ref));
+  }
+
+  /** Marks `ref` as retiring; false (nothing marked) while something is being attached to it. */
+  beginRetire(ref: Ref): boolean {
+    const key = refKey(ref);
+    if ((this.attaching.get(key) ?? 0) > 0 || this.retiring.has(key)) return false;
+    this.retiring.add(key);
+    return true;
+  }
+
+  endRetire(ref: Ref): void {
+    this.retiring.delete(refKey(ref));
+  }
+
+  /** Counts an attach to each of `refs` in flight; the returned release (idempotent) ends it. */
+  beginAttach(refs: readonly Ref[]): () => void {
+    const keys = refs.map(refKey);
+    for (const key of keys) this.attaching.set(key, (this.attaching.get(key) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const key of keys) {
+        const left = (this.attaching.get(key) ?? 1) - 1;
+        if (left > 0) this.attaching.set(key, left);
+        else this.attaching.delete(key);
+      }
+    };
+  }
+}
+
+export class ObjectWriter {
+  private readonly gate = new DependencyGate();
+  private readonly table: KindTable;
+
   constructor(
-    private readonly cache: EntryCache<E>,
-    private readonly diff: EntryDiff<E>,
+    private readonly cache: EntryCache,
+    private readonly owner: OwnerContext,
     private readonly client: RestconfClient,
     private readonly metrics: WatcherMetrics,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.table = cache.table;
+  }
 
-  /** What the diff says about `desired` against the cached entry, without writing. */
-  decide<K extends keyof E & string>(kind: K, name: string, desired: E[K] | undefined): Decision {
+  private get context(): KindContext {
+    return this.cache.context(this.owner);
+  }
+
+  /** What the kind's diff says about `desired` against the cached entry, without writing. */
+  decide(kind: string, name: string, desired: unknown): Decision {
     return this.diff(kind, name, desired, this.cache.get(kind, name));
   }
 
   /** Whether the cached entry `name` exists and is ours (so garbage collection may look at it). */
-  owns(kind: keyof E & string, name: string): boolean {
+  owns(kind: string, name: string): boolean {
     return this.decide(kind, name, undefined).action === 'delete-candidate';
   }
 
-  async converge<K extends keyof E & string>(
-    kind: K,
+  /** Whether `ref` may be needed by a new entry now: present, ours if it must be, not being retired. */
+  private prerequisiteState(p: Prerequisite): 'ok' | 'missing' | 'retiring' | 'foreign' {
+    const entry = this.cache.get(p.kind, p.name);
+    if (entry === undefined) return 'missing';
+    if (p.owned && this.table.spec(p.kind).ownership(entry, this.context).owner !== 'ours') return 'foreign';
+    return this.gate.isRetiring(p) ? 'retiring' : 'ok';
+  }
+
+  async converge(
+    kind: string,
     name: string,
-    desired: E[K] | undefined,
+    desired: unknown,
     guard: WriteGuard,
     options: ConvergeOptions = {},
   ): Promise<ObjectResult> {
@@ -101,16 +162,20 @@ export class ObjectWriter<E> {
     return result;
   }
 
-  private async run<K extends keyof E & string>(
-    kind: K,
+  private async run(
+    kind: string,
     name: string,
-    desired: E[K] | undefined,
+    desired: unknown,
     guard: WriteGuard,
     options: ConvergeOptions,
   ): Promise<ObjectResult> {
     if (this.cache.isUnparsed(kind, name))
       return { state: 'foreign', wanted: desired !== undefined, reason: UNPARSED };
     let decision = this.decide(kind, name, desired);
+    if (decision.action === 'create' || decision.action === 'update' || decision.action === 'recreate') {
+      const blocked = this.blockedByPrerequisites(kind, desired);
+      if (blocked) return blocked;
+    }
     let fresh = false;
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
       switch (decision.action) {
@@ -120,47 +185,149 @@ export class ObjectWriter<E> {
           return { state: 'foreign', wanted: decision.wanted, reason: decision.reason };
         case 'delete-candidate':
           if (!options.deleteAllowed) return { state: 'delete-pending' };
-          break;
-        case 'create':
-          if (desired === undefined) throw new Error(`create of ${kind} ${name} without a desired entry`);
-          if (await this.create(kind, name, desired, decision.writes, guard))
-            return { state: 'written', op: 'create' };
+          return this.retire(kind, name, guard, options);
+        case 'create': {
+          const created = await this.attached(kind, desired, () =>
+            this.create(kind, name, desired, decision.action === 'create' ? decision.writes : [], guard),
+          );
+          if (typeof created !== 'boolean') return created;
+          if (created) return { state: 'written', op: 'create' };
           decision = await this.reread(kind, name, desired);
           fresh = true;
           continue;
+        }
         case 'update':
         case 'recreate':
           break;
       }
-      // Update or delete: only against what ODL holds now.
+      // Update: only against what ODL holds now.
       if (!fresh) {
         decision = await this.reread(kind, name, desired);
         fresh = true;
         continue;
       }
-      await this.apply(decision.writes, guard);
-      const op = decision.action === 'delete-candidate' ? 'delete' : 'update';
-      this.metrics.writes.inc({ kind, op });
-      this.logger.info(op === 'delete' ? 'deleted ODL entry' : 'updated ODL entry', {
+      const d = decision;
+      const done = await this.attached(kind, desired, () => this.apply(d.writes, guard));
+      if (done !== undefined) return done;
+      this.metrics.writes.inc({ kind, op: 'update' });
+      this.logger.info('updated ODL entry', {
         kind,
         name,
-        ...(decision.action === 'update' || decision.action === 'recreate'
-          ? { changed: decision.changed, recreated: decision.action === 'recreate' }
-          : {}),
+        changed: d.changed,
+        recreated: d.action === 'recreate',
       });
-      // After an update, read back what ODL holds: entries keep leaves odlcoe does not own.
-      if (op === 'delete') this.cache.remove(kind, name);
-      else await this.cache.refresh(kind, name);
-      return { state: 'written', op };
+      // Read back what ODL holds: entries keep leaves odlcoe does not own.
+      await this.cache.refresh(kind, name);
+      return { state: 'written', op: 'update' };
     }
     throw new Error(`${kind} ${name} kept changing in ODL while it was being written; will retry`);
   }
 
-  private async reread<K extends keyof E & string>(
-    kind: K,
+  /** A write that needs `desired`'s prerequisites: checked and counted as attaching, in one step. */
+  private async attached<T>(
+    kind: string,
+    desired: unknown,
+    write: () => Promise<T>,
+  ): Promise<T | Extract<ObjectResult, { state: 'blocked' }>> {
+    const blocked = this.blockedByPrerequisites(kind, desired);
+    if (blocked) return blocked;
+    const release = this.gate.beginAttach(this.table.spec(kind).prerequisites(desired));
+    try {
+      return await write();
+    } finally {
+      release();
+    }
+  }
+
+  private blockedByPrerequisites(
+    kind: string,
+    desired: unknown,
+  ): Extract<ObjectResult, { state: 'blocked' }> | undefined {
+    if (desired === undefined) return undefined;
+    const problems = this.table
+      .spec(kind)
+      .prerequisites(desired)
+      .map((p) => ({ p, state: this.prerequisiteState(p) }))
+      .filter((x) => x.state !== 'ok');
+    if (problems.length === 0) return undefined;
+    return {
+      state: 'blocked',
+      awaits: problems.map((x) => ({ kind: x.p.kind, name: x.p.name })),
+      foreign: problems.some((x) => x.state === 'foreign'),
+      reason: problems
+        .map(
+          (x) =>
+            `${this.table.label(x.p.kind)} ${x.p.name} ${x.state === 'foreign' ? 'is not ours' : x.state === 'missing' ? 'does not exist yet' : 'is being removed'}`,
+        )
+        .join('; '),
+    };
+  }
+
+  /**
+   * Deletes an entry of ours once nothing needs it: its dependants (ours: awaited; foreign:
+   * kept for them, reported) are looked at before, and again after the entry is re-read, with
+   * the entry marked as retiring from the first await to the end.
+   */
+  private async retire(
+    kind: string,
     name: string,
-    desired: E[K] | undefined,
-  ): Promise<Decision> {
+    guard: WriteGuard,
+    options: ConvergeOptions,
+  ): Promise<ObjectResult> {
+    const ref = { kind, name };
+    const needed = this.blockedByDependants(ref);
+    if (needed) return needed;
+    const gated = this.table.dependantKinds(kind).length > 0;
+    if (gated && !this.gate.beginRetire(ref))
+      return {
+        state: 'blocked',
+        awaits: [],
+        foreign: false,
+        reason: 'an entry that needs it is being written',
+      };
+    try {
+      // Only against what ODL holds now (ownership included).
+      const decision = await this.reread(kind, name, undefined);
+      if (decision.action !== 'delete-candidate')
+        return decision.action === 'foreign'
+          ? { state: 'foreign', wanted: false, reason: decision.reason }
+          : { state: 'in-sync' };
+      const still = this.blockedByDependants(ref);
+      if (still) return still;
+      if (options.stillUnneeded && !options.stillUnneeded())
+        return { state: 'blocked', awaits: [], foreign: false, reason: 'needed again' };
+      await this.apply(decision.writes, guard);
+      this.cache.remove(kind, name);
+      this.metrics.writes.inc({ kind, op: 'delete' });
+      this.logger.info('deleted ODL entry', { kind, name });
+      return { state: 'written', op: 'delete' };
+    } finally {
+      if (gated) this.gate.endRetire(ref);
+    }
+  }
+
+  private blockedByDependants(ref: Ref): Extract<ObjectResult, { state: 'blocked' }> | undefined {
+    const dependants = this.cache.dependants(ref);
+    if (dependants.length === 0) return undefined;
+    const foreign = dependants.filter(
+      (d) => this.decide(d.kind, d.name, undefined).action !== 'delete-candidate',
+    );
+    return {
+      state: 'blocked',
+      awaits: dependants,
+      foreign: foreign.length > 0,
+      reason: `still needed by ${dependants
+        .slice(0, 5)
+        .map((d) => `${this.table.label(d.kind)} ${d.name}`)
+        .join(', ')}${dependants.length > 5 ? ` and ${dependants.length - 5} more` : ''}`,
+    };
+  }
+
+  private diff(kind: string, name: string, desired: unknown, actual: unknown): Decision {
+    return this.table.spec(kind).diff(desired, actual, this.context, { name });
+  }
+
+  private async reread(kind: string, name: string, desired: unknown): Promise<Decision> {
     const actual = await this.cache.refresh(kind, name);
     if (actual === undefined && this.cache.isUnparsed(kind, name))
       return { action: 'foreign', name, wanted: desired !== undefined, reason: UNPARSED };
@@ -168,10 +335,10 @@ export class ObjectWriter<E> {
   }
 
   /** POSTs a new entry; false when ODL already has one (409), which the caller re-reads. */
-  private async create<K extends keyof E & string>(
-    kind: K,
+  private async create(
+    kind: string,
     name: string,
-    desired: E[K],
+    desired: unknown,
     writes: WriteOp[],
     guard: WriteGuard,
   ): Promise<boolean> {
@@ -191,11 +358,12 @@ export class ObjectWriter<E> {
     return true;
   }
 
-  private async apply(writes: readonly WriteOp[], guard: WriteGuard): Promise<void> {
+  private async apply(writes: readonly WriteOp[], guard: WriteGuard): Promise<undefined> {
     for (const write of writes) {
       guard.check();
       if (write.op === 'put') await this.client.put(write.path, write.body, { signal: guard.signal });
       else await this.client.delete(write.path, { signal: guard.signal });
     }
+    return undefined;
   }
 }

@@ -4,14 +4,13 @@
  * object cannot be described in the model. Each is logged, counted or recorded as a Warning
  * Event on the Kubernetes object concerned; ODL is left as it is.
  */
-import { errorMessage } from '../common/log.js';
-import { ModelValidationError } from '../netvirt/index.js';
-import type { BackendContext, ReconcileOutcome } from './backend.js';
-import type { InvolvedObject } from './events.js';
+import type { KubeObjectRef } from '../netvirt/plan.js';
+import type { BackendContext } from './backend.js';
+import type { ReconcileOutcome } from './reconcile.js';
 
 type ReportContext = Pick<BackendContext, 'settings' | 'metrics' | 'logger' | 'events'>;
 
-function describe(involved: InvolvedObject): string {
+function describe(involved: KubeObjectRef): string {
   return `${involved.kind} ${involved.namespace ? `${involved.namespace}/` : ''}${involved.name}`;
 }
 
@@ -25,7 +24,7 @@ export function reportCollision(
   kind: string,
   name: string,
   reason: string,
-  involved: InvolvedObject,
+  involved: KubeObjectRef,
 ): ReconcileOutcome {
   c.metrics.collisions.inc({ kind });
   c.logger.warn('ODL object with a name odlcoe needs is not owned by odlcoe; leaving it alone', {
@@ -44,20 +43,18 @@ export function reportCollision(
 }
 
 /**
- * A Kubernetes object odlcoe cannot describe in the model (a `ModelValidationError`; anything
- * else is rethrown): warn and record a Warning Event. ODL is left as it is until the object
- * changes, which enqueues its key again.
+ * A Kubernetes object odlcoe cannot describe in the model (its plan says why): warn and record
+ * a Warning Event. ODL is left as it is until the object changes, which enqueues its key again.
  */
 export function reportUntranslatable(
   c: ReportContext,
-  err: unknown,
-  involved: InvolvedObject,
+  message: string,
+  involved: KubeObjectRef,
 ): ReconcileOutcome {
-  if (!(err instanceof ModelValidationError)) throw err;
   c.logger.warn('cannot translate Kubernetes object for ODL; ODL left as it is', {
     object: describe(involved),
-    error: errorMessage(err),
+    error: message,
   });
-  c.events.warning(involved, 'InvalidForOdl', `cannot be written to ODL: ${errorMessage(err)}`);
+  c.events.warning(involved, 'InvalidForOdl', `cannot be written to ODL: ${message}`);
   return { result: 'deferred' };
 }

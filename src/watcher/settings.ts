@@ -2,7 +2,6 @@
  * The watcher's resolved settings (after file, environment and flags were merged and
  * validated by config.ts). Durations are milliseconds.
  */
-import { checkTranslateSettings, type OwnerContext, type TranslateSettings } from '../netvirt/index.js';
 import type { Profile } from '../netvirt/profile.js';
 import type { Dialect } from '../restconf/path.js';
 
@@ -75,32 +74,6 @@ export const DEFAULT_SETTINGS = {
   retryBurst: 500,
   shutdownTimeoutMs: 20_000,
 } as const satisfies Partial<WatcherSettings>;
-
-/**
- * The settings in the shape src/netvirt's translation wants (validated: a bad cluster name or
- * route target is refused before a backend starts). ELANs are per node, so VXLAN is the only
- * segment type that needs no provider network.
- */
-export function translateSettings(settings: WatcherSettings): TranslateSettings {
-  const translate: TranslateSettings = {
-    clusterName: settings.clusterName,
-    profile: settings.profile,
-    routeTarget: settings.routeTarget,
-    segmentType: 'vxlan',
-  };
-  checkTranslateSettings(translate);
-  return translate;
-}
-
-/** The settings in the shape src/netvirt's ownership rules (and so the diffs) want. */
-export function ownerContext(settings: WatcherSettings): OwnerContext {
-  return {
-    clusterName: settings.clusterName,
-    profile: settings.profile,
-    routeTarget: settings.routeTarget,
-    rdAdministrator: settings.rdAdministrator,
-  };
-}
 
 /** `allocate` only: the range node subnets are carved from and their prefix length. */
 export function subnetAllocation(

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cidrContains, SubnetAllocator } from './subnet-allocator.js';
+import { subnetHoldsAddress as cidrContains, SubnetAllocator } from './subnet-allocator.js';
 
 describe('SubnetAllocator', () => {
   it('hands out the lowest free subnet and keeps each node on its own', () => {

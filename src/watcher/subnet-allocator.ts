@@ -10,7 +10,8 @@
  * (reconcile-node.ts decides when; the entry is kept until then, as the durable record).
  */
 import ipaddr from 'ipaddr.js';
-import { ModelValidationError, parseCidr } from '../netvirt/index.js';
+import { ModelValidationError } from '../netvirt/errors.js';
+import { parseCidr } from '../netvirt/names.js';
 
 interface Range {
   family: 4 | 6;
@@ -48,7 +49,7 @@ const overlaps = (a: Range, b: Range) => a.family === b.family && a.first <= b.l
  * Whether `address` lies in `cidr`. The address may carry a prefix length (an adjacency's
  * `ip-address` is `ip/32` or `ip/128`), which is ignored. False when either does not parse.
  */
-export function cidrContains(cidr: string, address: string): boolean {
+export function subnetHoldsAddress(cidr: string, address: string): boolean {
   const slash = address.indexOf('/');
   const bare = (slash < 0 ? address : address.slice(0, slash)).trim();
   try {

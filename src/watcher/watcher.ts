@@ -23,6 +23,7 @@ import { createLogger, errorMessage, type Logger } from '../common/log.js';
 import { createRegistry, type Registry } from '../common/metrics.js';
 import { startOpsServer, type OpsServer } from '../common/ops-server.js';
 import { LeaderElector } from '../k8s/leader-election.js';
+import { refKey, type Ref } from '../netvirt/kind.js';
 import { WorkQueue, type ReconcileResult } from '../queue/work-queue.js';
 import {
   RestconfClient,
@@ -31,12 +32,13 @@ import {
   type RequestSample,
 } from '../restconf/client.js';
 import { restconfMetrics } from '../restconf/metrics.js';
-import { keyKind, type Backend, type BackendContext, type WriteGuard } from './backend.js';
+import type { Backend, BackendContext } from './backend.js';
 import { ClusterView } from './cluster-view.js';
 import { CoeNorthboundBackend } from './coe-northbound/backend.js';
 import { KubeEventRecorder, type EventRecorder } from './events.js';
 import { WatcherMetrics } from './metrics.js';
 import { NetvirtBackend } from './netvirt-backend.js';
+import { keyKind, type WriteGuard } from './reconcile.js';
 import type { BackendName, WatcherSettings } from './settings.js';
 
 export interface LeaderElectionOptions {
@@ -110,6 +112,12 @@ class Term {
   private readonly runningSince = new Map<string, number>();
   private seq = 0;
   private idleWaiters: (() => void)[] = [];
+  /** `kind/name` of an ODL entry → keys waiting for it to appear or go. */
+  private readonly waitingFor = new Map<string, Set<string>>();
+  /** `kind/name` → the change count when it last changed (a change during a reconcile counts). */
+  private readonly changedAt = new Map<string, number>();
+  /** ODL entry changes seen in this term. */
+  changes = 0;
 
   get signal(): AbortSignal {
     return this.abort.signal;
@@ -119,6 +127,37 @@ class Term {
     if (!this.queue || this.signal.aborted) return;
     this.pending.set(key, ++this.seq);
     this.queue.add(key);
+  }
+
+  /**
+   * `key` waits for `refs`: it runs again as soon as one of them changes, or at once if one
+   * already changed after `since` (while the reconcile that decided to wait was running).
+   */
+  waitFor(key: string, refs: readonly Ref[], since: number): void {
+    for (const ref of refs) {
+      const k = refKey(ref);
+      if ((this.changedAt.get(k) ?? 0) > since) {
+        this.add(key);
+        return;
+      }
+    }
+    for (const ref of refs) {
+      const k = refKey(ref);
+      let set = this.waitingFor.get(k);
+      if (!set) this.waitingFor.set(k, (set = new Set()));
+      set.add(key);
+    }
+  }
+
+  /** An ODL entry changed: the keys waiting for it run again. */
+  wake(ref: Ref): void {
+    const k = refKey(ref);
+    this.changes += 1;
+    this.changedAt.set(k, this.changes);
+    const keys = this.waitingFor.get(k);
+    if (!keys) return;
+    this.waitingFor.delete(k);
+    for (const key of keys) this.add(key);
   }
 
   began(key: string): void {
@@ -197,6 +236,15 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     if (!t?.queue) return;
     for (const key of backend.keysFor(change)) t.add(key);
   });
+  // Ordering is declared in the kinds table and enforced by the writer; a key it held back
+  // names what it waits for, and runs again when that entry changes (written by this watcher
+  // or found changed on a re-read).
+  backend.cache.onChange((change) => {
+    const t = term;
+    if (!t?.queue) return;
+    t.wake(change.ref);
+    for (const key of backend.keysForEntry(change)) t.add(key);
+  });
 
   let readyWaiters: (() => void)[] = [];
   const isReady = () => view.hasSynced() && (!term || term.loaded);
@@ -235,9 +283,18 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     const kind = keyKind(key);
     const stopTimer = metrics.reconcileDuration.startTimer({ kind });
     t.began(key);
+    const since = t.changes;
     try {
       const outcome = await backend.reconcile(key, guard);
       metrics.reconciles.inc({ kind, result: outcome.result });
+      if (outcome.result === 'waiting' && outcome.on.length > 0) {
+        // Get what it waits for made (or removed) by the keys that own it, and wake it after.
+        t.waitFor(key, outcome.on, since);
+        for (const ref of outcome.on) {
+          const owner = backend.keyOfEntry(ref);
+          if (owner !== undefined && owner !== key) t.add(owner);
+        }
+      }
       t.ended(key, outcome.result !== 'waiting');
       return 'retryAfterMs' in outcome ? { requeueAfterMs: outcome.retryAfterMs } : undefined;
     } catch (err) {

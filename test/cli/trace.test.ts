@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { TraceReport } from '../../src/cli/trace.js';
+import type { TraceReport } from '../../src/cli/trace/index.js';
 import { run } from '../../src/agent/exec.js';
 import { Ovs } from '../../src/agent/ovs.js';
 import { netvirtPaths, putK8sNode, translateNode } from '../../src/netvirt/index.js';

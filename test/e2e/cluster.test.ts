@@ -15,8 +15,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { run } from '../../src/agent/exec.js';
 import { vpnName } from '../../src/netvirt/index.js';
 import { readOdl } from '../../src/cli/snapshot.js';
-import { ownedEntries } from '../../src/cli/odl-objects.js';
-import { ownerContext } from '../../src/cli/connect.js';
+import { ownerContextOf } from '../../src/netvirt/translate-settings.js';
 import { bridgePorts, ping } from '../../src/sandbox/datapath.js';
 import {
   dataPathUnavailableReason,
@@ -228,19 +227,17 @@ describe(
       for (const ns of podNamespaces) assert.ok(!listed.includes(ns!), `pod namespace ${ns} removed`);
 
       // ODL: every pod object at once, the instances after their (1 s) grace period; the nodes stay.
-      const owner = ownerContext(sandbox.cliSettings);
+      const owner = ownerContextOf(sandbox.cliSettings);
       await waitFor(
         async () => {
           const { state } = await readOdl(sandbox.restconf, sandbox.cliSettings);
           const left = (
             ['interface', 'elanInterface', 'vpnInterface', 'elanInstance', 'vpnInstance'] as const
-          ).flatMap((kind) => ownedEntries(state, kind, owner).map((e) => `${kind} ${e.name}`));
-          if (left.length > 0) throw new Error(`still in ODL: ${left.join(', ')}`);
-          assert.equal(
-            ownedEntries(state, 'k8sNode', owner).length,
-            CLUSTER.nodes.length,
-            'k8s-node entries stay',
+          ).flatMap((kind) =>
+            state.owned(kind, owner).map((e) => `${kind} ${state.table.spec(kind).nameOf(e)}`),
           );
+          if (left.length > 0) throw new Error(`still in ODL: ${left.join(', ')}`);
+          assert.equal(state.owned('k8sNode', owner).length, CLUSTER.nodes.length, 'k8s-node entries stay');
           return true;
         },
         { timeoutMs: 30_000, what: 'ODL to hold nothing of the deleted pods' },

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1EndpointSlice, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
-import { coeKeysFor, parseCoeKey } from './keys.js';
+import { parseCoeKey } from '../../netvirt/coe/keys.js';
+import { coeKeysFor } from './keys.js';
 
 const pod = (ip?: string, extra: Partial<V1Pod['metadata']> = {}): V1Pod => ({
   metadata: { name: 'p1', namespace: 'ns1', uid: 'u1', ...extra },

@@ -1,60 +1,13 @@
 /**
- * Keys of the coe-northbound backend, and the pure mapping from Kubernetes changes to keys.
- *
- * | key                      | owns in ODL                                                        |
- * |--------------------------|--------------------------------------------------------------------|
- * | `pod/<ns>/<pod>`         | the `pod:coe/pods` entries named `<ns>/<pod>` (the pod's own uid, and those of earlier pods of that name) |
- * | `node/<uid>`             | the `k8s-node` entry of a node                                     |
- * | `service/<ns>/<svc>`     | the `services` and `endpoints` entries of a Service (both keyed by the Service's uid), and those of earlier Services of that name |
- * | `pod-uid/<uid>`          | a pods entry of this cluster that lacks `network-NS` or `name` (not written by odlcoe; found at load) |
- * | `service-uid/<uid>`      | the same for a services entry                                      |
- *
- * Keys are by name, not uid: ODL entries carry the name and namespace they were written for,
- * so every entry names the key that owns it (garbage collection after downtime), and a pod
- * re-created under the same name (a StatefulSet pod) is one key whose reconcile removes the old
- * entry before writing the new one; NetVirt names the pod's interface `<ns>:<pod>`, so the two
- * must never overlap.
+ * The pure mapping from Kubernetes changes to the coe-northbound backend's keys
+ * (src/netvirt/coe/keys.ts says what each key owns). Runs inside informer handlers.
  */
 import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
-import { nodeInternalIp } from '../../netvirt/index.js';
-import type { ClusterChange } from '../backend.js';
-import { nodeKey, podKey } from '../object-keys.js';
+import { nodeKey, podKey, serviceKey } from '../../netvirt/coe/keys.js';
+import { sliceServiceName } from '../../netvirt/coe/translate.js';
+import { nodeInternalIp } from '../../netvirt/kube.js';
+import type { ClusterChange } from '../cluster-view.js';
 import { nodeProjection, podProjection } from '../projections.js';
-import { sliceServiceName } from './translate.js';
-
-export type CoeKey =
-  | { kind: 'pod'; namespace: string; name: string }
-  | { kind: 'node'; uid: string }
-  | { kind: 'service'; namespace: string; name: string }
-  | { kind: 'pod-uid'; uid: string }
-  | { kind: 'service-uid'; uid: string };
-
-export { nodeKey, podKey };
-export const serviceKey = (namespace: string, name: string): string => `service/${namespace}/${name}`;
-export const podUidKey = (uid: string): string => `pod-uid/${uid}`;
-export const serviceUidKey = (uid: string): string => `service-uid/${uid}`;
-
-export function parseCoeKey(key: string): CoeKey {
-  const slash = key.indexOf('/');
-  const kind = key.slice(0, slash);
-  const rest = key.slice(slash + 1);
-  if (slash > 0 && rest !== '') {
-    switch (kind) {
-      case 'pod':
-      case 'service': {
-        const [namespace, name, ...more] = rest.split('/');
-        if (namespace && name && more.length === 0) return { kind, namespace, name };
-        break;
-      }
-      case 'node':
-      case 'pod-uid':
-      case 'service-uid':
-        if (!rest.includes('/')) return { kind, uid: rest };
-        break;
-    }
-  }
-  throw new Error(`not a coe-northbound key: ${JSON.stringify(key)}`);
-}
 
 /** Pods on a node, from the cluster view's index. */
 export type PodsOnNode = (nodeName: string) => Iterable<V1Pod>;

@@ -11,8 +11,9 @@
  * its key mapping: the index takes every change in before a key it names is enqueued.
  */
 import type { V1EndpointSlice } from '@kubernetes/client-node';
-import { SetIndex, type ClusterView } from '../cluster-view.js';
-import { sliceServiceName } from './translate.js';
+import { SetIndex } from '../../common/set-index.js';
+import type { ClusterView } from '../cluster-view.js';
+import { sliceServiceName } from '../../netvirt/coe/translate.js';
 
 export class ServiceSlices {
   /** `namespace/service name` → keys (`namespace/slice name`) of its slices. */

@@ -9,41 +9,30 @@
  * Writes are whole-entry PUTs (ODL's `/restconf` refuses plain PATCH): the keyless lists
  * (`service-ports`, `endpoint-addresses`, `endpoint-ports`) can only be replaced whole anyway.
  */
+import { ip, ipSet, lower, nonEmpty, compareIp } from '../canonical.js';
+import { decide, decisionName, type Decision, type DecisionSpec, type DiffOptions } from '../decision.js';
+import type { JsonObject } from '../json.js';
+import { netvirtPaths } from '../paths.js';
+import type { Profile } from '../profile.js';
+import { putOp } from '../write.js';
 import {
-  canonicalIp,
-  changedLeaves,
-  diffK8sNode,
   coeEndpointsEntry,
   coePodEntry,
   coeServiceEntry,
-  deleteOp,
-  netvirtPaths,
-  putOp,
   type CoeEndpoints,
   type CoePod,
   type CoeService,
-  type Decision,
-  type JsonObject,
-  type OwnerContext,
-  type Ownership,
-  type Profile,
-} from '../../netvirt/index.js';
-import type { DataPath } from '../../restconf/path.js';
-import type { EntryDiff } from '../object-writer.js';
-import type { CoeEntries } from './odl-cache.js';
+} from './model.js';
 import { coeEndpointsOwnership, coePodOwnership, coeServiceOwnership } from './ownership.js';
-import { compareIp } from './translate.js';
 
 export interface CoeOwnerContext {
   clusterName: string;
   profile: Profile;
 }
 
-interface Spec<T> {
-  path(uid: string): DataPath;
-  ownership(actual: T): Ownership;
-  owned(entry: T): Record<string, unknown>;
-  body(entry: T): JsonObject;
+/** As the netvirt diffs': `uid` names the decision when neither side is given (a diff of nothing is `none`). */
+export interface CoeDiffOptions {
+  uid?: string;
 }
 
 interface Entry {
@@ -51,48 +40,34 @@ interface Entry {
   preserved?: JsonObject;
 }
 
-/** As the netvirt diff's: `uid` names the decision when neither side is given (a diff of nothing is `none`). */
-export interface CoeDiffOptions {
-  uid?: string;
-}
-
-function decide<T extends Entry>(
-  spec: Spec<T>,
+/**
+ * The shared decision for a COE entry: every modelled leaf is owned, and an update PUTs the
+ * whole entry with the members odlcoe does not model carried forward.
+ */
+function coeDecide<T extends Entry>(
+  spec: Pick<DecisionSpec<T>, 'path' | 'ownership' | 'owned'> & { body(entry: T): JsonObject },
   desired: T | undefined,
   actual: T | undefined,
   opts: CoeDiffOptions,
 ): Decision {
-  if (desired && actual && desired.uid !== actual.uid)
-    throw new Error(`diff of different entries ${desired.uid} and ${actual.uid}`);
-  const name = desired?.uid ?? actual?.uid ?? opts.uid ?? '';
-  if (actual === undefined)
-    return desired === undefined
-      ? { action: 'none', name }
-      : { action: 'create', name, writes: [putOp(spec.path(name), spec.body(desired))] };
-  const ownership = spec.ownership(actual);
-  if (ownership.owner === 'foreign')
-    return { action: 'foreign', name, wanted: desired !== undefined, reason: ownership.reason };
-  if (desired === undefined) return { action: 'delete-candidate', name, writes: [deleteOp(spec.path(name))] };
-  const changed = changedLeaves(spec.owned(desired), spec.owned(actual));
-  if (changed.length === 0) return { action: 'none', name };
-  const merged: T = actual.preserved ? { ...desired, preserved: actual.preserved } : desired;
-  return { action: 'update', name, changed, writes: [putOp(spec.path(name), spec.body(merged))] };
+  const diffOpts: DiffOptions = opts.uid !== undefined ? { name: opts.uid } : {};
+  return decide<T>(
+    {
+      path: spec.path,
+      ownership: spec.ownership,
+      owned: spec.owned,
+      create: (d) => [putOp(spec.path(d.uid), spec.body(d))],
+      update: (d, a) => {
+        const merged: T = a.preserved ? { ...d, preserved: a.preserved } : d;
+        return { action: 'update', writes: [putOp(spec.path(d.uid), spec.body(merged))] };
+      },
+    },
+    decisionName(desired, actual, (e) => e.uid, diffOpts),
+    desired,
+    actual,
+    false,
+  );
 }
-
-const ip = (value: string | undefined): string | undefined => {
-  if (value === undefined) return undefined;
-  try {
-    return canonicalIp(value);
-  } catch {
-    return value;
-  }
-};
-const lower = (value: string | undefined): string | undefined => value?.toLowerCase();
-const ipSet = (values: readonly string[] | undefined): string[] | undefined =>
-  values === undefined || values.length === 0
-    ? undefined
-    : [...new Set(values.map((v) => ip(v) ?? v))].sort(compareIp);
-const nonEmpty = <T>(items: T[]): T[] | undefined => (items.length === 0 ? undefined : items);
 
 export function diffCoePod(
   desired: CoePod | undefined,
@@ -101,7 +76,7 @@ export function diffCoePod(
   opts: CoeDiffOptions = {},
 ): Decision {
   const paths = netvirtPaths(ctx.profile);
-  return decide<CoePod>(
+  return coeDecide<CoePod>(
     {
       path: paths.coePod,
       ownership: (a) => coePodOwnership(a, ctx.clusterName),
@@ -136,7 +111,7 @@ export function diffCoeService(
   opts: CoeDiffOptions = {},
 ): Decision {
   const paths = netvirtPaths(ctx.profile);
-  return decide<CoeService>(
+  return coeDecide<CoeService>(
     {
       path: paths.coeService,
       ownership: (a) => coeServiceOwnership(a, ctx.clusterName),
@@ -175,7 +150,7 @@ export function diffCoeEndpoints(
   opts: CoeDiffOptions = {},
 ): Decision {
   const paths = netvirtPaths(ctx.profile);
-  return decide<CoeEndpoints>(
+  return coeDecide<CoeEndpoints>(
     {
       path: paths.coeEndpoints,
       ownership: (a) => coeEndpointsOwnership(a, service, ctx.clusterName),
@@ -199,31 +174,4 @@ export function diffCoeEndpoints(
     actual,
     opts,
   );
-}
-
-/**
- * The diff of every COE kind, for the writer. An endpoints entry is owned through the services
- * entry of the same uid as the cache holds it (re-read before any update or delete); k8s-node
- * entries are diffed as by the netvirt backend.
- */
-export function coeEntryDiff(
-  cache: { get(kind: 'coeService', uid: string): CoeService | undefined },
-  owner: OwnerContext,
-): EntryDiff<CoeEntries> {
-  return (kind, uid, desired, actual) => {
-    const d = desired as never;
-    const a = actual as never;
-    switch (kind) {
-      case 'coePod':
-        return diffCoePod(d, a, owner, { uid });
-      case 'coeService':
-        return diffCoeService(d, a, owner, { uid });
-      case 'coeEndpoints':
-        return diffCoeEndpoints(d, a, cache.get('coeService', uid), owner, { uid });
-      case 'k8sNode':
-        return diffK8sNode(d, a, owner, { name: uid });
-      default:
-        throw new Error(`unknown COE kind ${String(kind)}`);
-    }
-  };
 }

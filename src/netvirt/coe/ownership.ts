@@ -2,7 +2,7 @@
  * Which COE entries are this cluster's. The COE models have no `description` leaf for an
  * `odlcoe:` marker, so ownership rides on what the models do have:
  *
- * - pods, services (and k8s-nodes, netvirt's `k8sNodeOwnership`): `cluster-id` equals the
+ * - pods, services (and k8s-nodes, ../k8s-node.ts `k8sNodeOwnership`): `cluster-id` equals the
  *   cluster UUID, the name-based UUID of `odlcoe:<cluster name>`.
  * - endpoints: the model has no `cluster-id`. An endpoints entry is owned through the services
  *   entry with the same `uid` (odlcoe keys both by the Service's UID): it is ours exactly when
@@ -13,13 +13,9 @@
  * Anything else (another cluster's entries, entries written by ODL's own COE watcher, which
  * carry no cluster-id, hand-made ones) is foreign: never updated, never deleted.
  */
-import {
-  clusterUuid,
-  type CoeEndpoints,
-  type CoePod,
-  type CoeService,
-  type Ownership,
-} from '../../netvirt/index.js';
+import { clusterUuid } from '../names.js';
+import type { Ownership } from '../ownership.js';
+import type { CoeEndpoints, CoePod, CoeService } from './model.js';
 
 function byClusterId(clusterId: string | undefined, clusterName: string): Ownership {
   const expected = clusterUuid(clusterName);

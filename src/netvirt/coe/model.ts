@@ -1,14 +1,15 @@
 /**
  * ODL's own COE northbound models: `pod:coe/pods`, `service:service-information/services`,
- * `service:endpoints-info/endpoints` and `k8s-node:k8s-nodes-info/k8s-nodes`.
+ * `service:endpoints-info/endpoints` (types, bodies, parsers). `k8s-node` is ../k8s-node.ts:
+ * both backends write it.
  */
 import { isIP } from 'node:net';
-import { assign, parseList, withPreserved, type EntryReader, type JsonObject } from './json.js';
-import { netvirtPaths } from './paths.js';
-import type { Profile } from './profile.js';
-import { check, checkInteger, checkIpAddress, checkOneOf, checkUuid } from './validate.js';
-import { NETWORK_TYPES, type NetworkType } from './vpn.js';
-import { putOp, type WriteOp } from './write.js';
+import { assign, parseList, withPreserved, type EntryReader, type JsonObject } from '../json.js';
+import { netvirtPaths } from '../paths.js';
+import type { Profile } from '../profile.js';
+import { check, checkInteger, checkIpAddress, checkOneOf, checkUuid } from '../validate.js';
+import { NETWORK_TYPES, type NetworkType } from '../vpn.js';
+import { putOp, type WriteOp } from '../write.js';
 
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
@@ -72,17 +73,6 @@ export interface CoeEndpoints {
   networkNs?: string;
   endpointAddresses?: CoeEndpointAddress[];
   endpointPorts?: CoeEndpointPort[];
-  preserved?: JsonObject;
-}
-
-export interface K8sNode {
-  uid: string;
-  clusterId?: string;
-  hostName?: string;
-  externalIpAddress?: string;
-  internalIpAddress?: string;
-  /** Free text in the model; odlcoe writes a canonical CIDR. */
-  podCidr?: string;
   preserved?: JsonObject;
 }
 
@@ -222,21 +212,6 @@ export function coeEndpointsEntry(e: CoeEndpoints): JsonObject {
   return withPreserved(j, e.preserved);
 }
 
-export function k8sNodeEntry(n: K8sNode): JsonObject {
-  const where = `k8s-nodes[${n.uid}]`;
-  checkUuid(n.uid, `${where}/uid`);
-  const j: JsonObject = { uid: n.uid };
-  if (n.clusterId !== undefined) {
-    checkUuid(n.clusterId, `${where}/cluster-id`);
-    j['cluster-id'] = n.clusterId;
-  }
-  str(j, 'host-name', n.hostName);
-  ip(j, 'external-ip-address', n.externalIpAddress, where);
-  ip(j, 'internal-ip-address', n.internalIpAddress, where);
-  str(j, 'pod-cidr', n.podCidr);
-  return withPreserved(j, n.preserved);
-}
-
 export function putCoePod(profile: Profile, p: CoePod): WriteOp {
   return putOp(netvirtPaths(profile).coePod(p.uid), coePodEntry(p));
 }
@@ -246,10 +221,6 @@ export function putCoeService(profile: Profile, s: CoeService): WriteOp {
 export function putCoeEndpoints(profile: Profile, e: CoeEndpoints): WriteOp {
   return putOp(netvirtPaths(profile).coeEndpoints(e.uid), coeEndpointsEntry(e));
 }
-export function putK8sNode(profile: Profile, n: K8sNode): WriteOp {
-  return putOp(netvirtPaths(profile).k8sNode(n.uid), k8sNodeEntry(n));
-}
-
 export function readCoePod(r: EntryReader): CoePod {
   const p: CoePod = {
     uid: r.requiredString('uid'),
@@ -315,17 +286,6 @@ export function readCoeEndpoints(r: EntryReader): CoeEndpoints {
   return e;
 }
 
-export function readK8sNode(r: EntryReader): K8sNode {
-  const n: K8sNode = { uid: r.requiredString('uid') };
-  assign(n, 'clusterId', r.string('cluster-id'));
-  assign(n, 'hostName', r.string('host-name'));
-  assign(n, 'externalIpAddress', r.string('external-ip-address'));
-  assign(n, 'internalIpAddress', r.string('internal-ip-address'));
-  assign(n, 'podCidr', r.string('pod-cidr'));
-  assign(n, 'preserved', r.rest());
-  return n;
-}
-
 export function parseCoePods(body: unknown): CoePod[] {
   return parseList(body, 'coe', 'pods', readCoePod);
 }
@@ -334,8 +294,4 @@ export function parseCoeServices(body: unknown): CoeService[] {
 }
 export function parseCoeEndpoints(body: unknown): CoeEndpoints[] {
   return parseList(body, 'endpoints-info', 'endpoints', readCoeEndpoints);
-}
-/** k8s-nodes entries; the container's own `id` leaf is not an entry and is ignored. */
-export function parseK8sNodes(body: unknown): K8sNode[] {
-  return parseList(body, 'k8s-nodes-info', 'k8s-nodes', readK8sNode);
 }

@@ -2,7 +2,7 @@
  * Pure translation of Kubernetes objects into ODL's own COE northbound models (`pod:coe`,
  * `service:service-information`, `service:endpoints-info`). No I/O, no clock: the same objects
  * always give the same entries, so a restarted watcher derives exactly what it wrote before.
- * (`k8s-node` entries are the netvirt module's `translateNode`, shared with the default backend.)
+ * (`k8s-node` entries are ../k8s-node.ts's `translateNode`, shared with the default backend.)
  *
  * Every entry is validated against the model here (the `coe*Entry` builders throw a
  * `ModelValidationError` naming the offending leaf), so a bad value is reported before any
@@ -10,24 +10,21 @@
  */
 import { isIP } from 'node:net';
 import type { V1EndpointSlice, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
+import { compareIp } from '../canonical.js';
+import { ModelValidationError } from '../errors.js';
+import { nodeInternalIp, podAddress, podNetworkEligibility } from '../kube.js';
+import { canonicalIp, clusterUuid, podMac } from '../names.js';
 import {
-  canonicalIp,
-  clusterUuid,
   coeEndpointsEntry,
   coePodEntry,
   coeServiceEntry,
-  nodeInternalIp,
-  podAddress,
-  podMac,
-  podNetworkEligibility,
   type CoeEndpointAddress,
   type CoeEndpointPort,
   type CoeEndpoints,
   type CoePod,
   type CoeService,
   type CoeServicePort,
-  ModelValidationError,
-} from '../../netvirt/index.js';
+} from './model.js';
 
 /**
  * What a pod needs in ODL now:
@@ -36,10 +33,10 @@ import {
  * - `unknown`: on the pod network, but its entry cannot be built yet (no IP, node not known):
  *   whatever ODL holds for the pod is kept until it can.
  */
-export type PodTranslation =
+export type CoePodTranslation =
   | { state: 'desired'; entry: CoePod }
   | { state: 'absent'; reason: string }
-  | { state: 'unknown'; reason: string };
+  | { state: 'unknown'; reason: string; code: 'no-address' | 'node-unknown' | 'node-without-internal-ip' };
 
 /** The address families a COE pod interface is built from, in preference order. */
 const POD_FAMILIES = ['ipv4', 'ipv6'] as const;
@@ -58,18 +55,31 @@ const POD_FAMILIES = ['ipv4', 'ipv6'] as const;
  * - The entry is written only once the pod has an IP: NetVirt's listener acts on the interface,
  *   and the MAC is not known before.
  */
-export function translateCoePod(pod: V1Pod, node: V1Node | undefined, clusterName: string): PodTranslation {
+export function translateCoePod(
+  pod: V1Pod,
+  node: V1Node | undefined,
+  clusterName: string,
+): CoePodTranslation {
   const eligibility = podNetworkEligibility(pod);
   if (!eligibility.onNetwork) return { state: 'absent', reason: eligibility.reason };
   const { uid, name, namespace } = pod.metadata ?? {};
   if (!uid || !name || !namespace)
     throw new ModelValidationError('pod', 'pod without metadata.uid, name or namespace');
   const ip = podAddress(pod, POD_FAMILIES);
-  if (ip === undefined) return { state: 'unknown', reason: 'pod has no IP yet' };
-  if (!node) return { state: 'unknown', reason: `node ${pod.spec?.nodeName ?? '?'} is not known yet` };
+  if (ip === undefined) return { state: 'unknown', reason: 'pod has no IP yet', code: 'no-address' };
+  if (!node)
+    return {
+      state: 'unknown',
+      reason: `node ${pod.spec?.nodeName ?? '?'} is not known yet`,
+      code: 'node-unknown',
+    };
   const hostIp = nodeInternalIp(node);
   if (hostIp === undefined)
-    return { state: 'unknown', reason: `node ${node.metadata?.name ?? '?'} has no InternalIP yet` };
+    return {
+      state: 'unknown',
+      reason: `node ${node.metadata?.name ?? '?'} has no InternalIP yet`,
+      code: 'node-without-internal-ip',
+    };
   const clusterId = clusterUuid(clusterName);
   const entry: CoePod = {
     uid: uid,
@@ -191,18 +201,6 @@ export function translateCoeEndpoints(service: V1Service, slices: readonly V1End
 /** Numeric order of addresses (IPv4 before IPv6), so the keyless list has one canonical order. */
 function byIp(a: CoeEndpointAddress, b: CoeEndpointAddress): number {
   return compareIp(a.ipAddress ?? '', b.ipAddress ?? '');
-}
-
-export function compareIp(a: string, b: string): number {
-  const fa = isIP(a);
-  const fb = isIP(b);
-  if (fa !== fb) return fa - fb;
-  if (fa === 4) {
-    const na = a.split('.').reduce((n, o) => n * 256 + Number(o), 0);
-    const nb = b.split('.').reduce((n, o) => n * 256 + Number(o), 0);
-    return na - nb;
-  }
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function byPort(a: CoeEndpointPort, b: CoeEndpointPort): number {

@@ -1,0 +1,157 @@
+/**
+ * The coe-northbound backend's plans (keys.ts here): what ODL should hold for a pod, a
+ * Service or a node, from plain inputs. `node/<uid>` is ../plan-node.ts, shared with the netvirt
+ * backend. Pure, as every planner: the watcher executes these, odlcoectl reads them.
+ */
+import type { V1EndpointSlice, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
+import { ModelValidationError } from '../errors.js';
+import { planNode, type NodePlanInputs } from '../plan-node.js';
+import { absent, keep, present, type EntryPlan, type KeyPlan, type KubeObjectRef } from '../plan.js';
+import { parseCoeKey } from './keys.js';
+import type { CoeEndpoints, CoeService } from './model.js';
+import {
+  translateCoeEndpoints,
+  translateCoePod,
+  translateCoeService,
+  type CoePodTranslation,
+} from './translate.js';
+
+export interface CoePlanInputs extends NodePlanInputs {
+  pod(namespace: string, name: string): V1Pod | undefined;
+  podByUid(uid: string): V1Pod | undefined;
+  node(name: string): V1Node | undefined;
+  service(namespace: string, name: string): V1Service | undefined;
+  serviceByUid(uid: string): V1Service | undefined;
+  slicesOf(namespace: string, service: string): V1EndpointSlice[];
+  /** Uids of the pods entries ODL holds named `<namespace>/<name>`. */
+  coePodsNamed(namespace: string, name: string): string[];
+  /** Uids of the services entries ODL holds named `<namespace>/<name>`. */
+  coeServicesNamed(namespace: string, name: string): string[];
+  hasCoePod(uid: string): boolean;
+  hasCoeService(uid: string): boolean;
+}
+
+const untranslatable = (key: string, involved: KubeObjectRef, err: unknown): KeyPlan => {
+  if (!(err instanceof ModelValidationError)) throw err;
+  return { key, involved, entries: [], facts: [{ fact: 'untranslatable', message: err.message }] };
+};
+
+/** A Service's two entries (endpoints first when removing: the services entry owns them). */
+const serviceGone = (uid: string, why: string): EntryPlan[] => [
+  absent('coeEndpoints', uid, why),
+  absent('coeService', uid, why),
+];
+
+/**
+ * `pod/<ns>/<name>`: entries of earlier pods of this name go (NetVirt derives the interface name
+ * `<ns>:<pod>` from both, and a removal processed after the new pod's addition would delete the
+ * new interface); then the pod's own entry is present, absent, or (no IP or node yet) kept.
+ */
+export function planCoePod(key: string, namespace: string, name: string, inputs: CoePlanInputs): KeyPlan {
+  const pod = inputs.pod(namespace, name);
+  const current = pod?.metadata?.uid;
+  const involved: KubeObjectRef = { kind: 'Pod', namespace, name, ...(current ? { uid: current } : {}) };
+  let t: CoePodTranslation;
+  if (!pod) t = { state: 'absent', reason: 'pod is gone' };
+  else {
+    const nodeName = pod.spec?.nodeName;
+    try {
+      t = translateCoePod(pod, nodeName ? inputs.node(nodeName) : undefined, inputs.settings.clusterName);
+    } catch (err) {
+      return untranslatable(key, involved, err);
+    }
+  }
+  const uids = new Set(inputs.coePodsNamed(namespace, name));
+  // The pod's own entry, even if it lacks the name or namespace it should carry.
+  if (current !== undefined && inputs.hasCoePod(current)) uids.add(current);
+  const entries: EntryPlan[] = [];
+  for (const uid of [...uids].sort()) {
+    if (uid === current && t.state !== 'absent') continue;
+    entries.push(
+      absent(
+        'coePod',
+        uid,
+        uid === current && t.state === 'absent' ? t.reason : 'an earlier pod of this name',
+      ),
+    );
+  }
+  if (t.state === 'unknown') {
+    if (current !== undefined) entries.push(keep('coePod', current, t.reason));
+    return {
+      key,
+      involved,
+      entries,
+      facts: [{ fact: 'deferred', deferral: { code: t.code, message: t.reason } }],
+    };
+  }
+  if (t.state === 'desired') entries.push(present('coePod', t.entry.uid, t.entry));
+  return { key, involved, entries, facts: [] };
+}
+
+/**
+ * `service/<ns>/<name>`: the services and endpoints entries of the Service (both under its
+ * uid). Earlier Services of this name go first.
+ */
+export function planCoeService(key: string, namespace: string, name: string, inputs: CoePlanInputs): KeyPlan {
+  const service = inputs.service(namespace, name);
+  const current = service?.metadata?.uid;
+  const involved: KubeObjectRef = { kind: 'Service', namespace, name, ...(current ? { uid: current } : {}) };
+  let desired: { service: CoeService; endpoints: CoeEndpoints } | undefined;
+  if (service) {
+    try {
+      desired = {
+        service: translateCoeService(service, inputs.settings.clusterName),
+        endpoints: translateCoeEndpoints(service, inputs.slicesOf(namespace, name)),
+      };
+    } catch (err) {
+      return untranslatable(key, involved, err);
+    }
+  }
+  const uids = new Set(inputs.coeServicesNamed(namespace, name));
+  if (current !== undefined && inputs.hasCoeService(current)) uids.add(current);
+  const entries: EntryPlan[] = [];
+  for (const uid of [...uids].sort()) {
+    if (uid === current && desired) continue;
+    entries.push(
+      ...serviceGone(uid, uid === current ? 'the Service is gone' : 'an earlier Service of this name'),
+    );
+  }
+  if (desired) {
+    entries.push(present('coeService', desired.service.uid, desired.service));
+    entries.push(present('coeEndpoints', desired.endpoints.uid, desired.endpoints));
+  }
+  return { key, involved, entries, facts: [] };
+}
+
+/**
+ * `pod-uid/<uid>`: a pods entry of this cluster without the name or namespace that would tie
+ * it to a pod key. If a pod with that uid exists, its own key owns the entry (it finds it by
+ * uid); otherwise the entry is garbage.
+ */
+export function planCoePodUid(key: string, uid: string, inputs: CoePlanInputs): KeyPlan {
+  if (!inputs.hasCoePod(uid) || inputs.podByUid(uid)) return { key, entries: [], facts: [] };
+  return { key, entries: [absent('coePod', uid, 'no pod has this uid')], facts: [] };
+}
+
+/** `service-uid/<uid>`: as `pod-uid`, for a services entry (and its endpoints entry). */
+export function planCoeServiceUid(key: string, uid: string, inputs: CoePlanInputs): KeyPlan {
+  if (!inputs.hasCoeService(uid) || inputs.serviceByUid(uid)) return { key, entries: [], facts: [] };
+  return { key, entries: serviceGone(uid, 'no Service has this uid'), facts: [] };
+}
+
+/** The plan of any coe-northbound key. */
+export function planCoeKey(key: string, inputs: CoePlanInputs): KeyPlan {
+  const k = parseCoeKey(key);
+  switch (k.kind) {
+    case 'pod':
+      return planCoePod(key, k.namespace, k.name, inputs);
+    case 'service':
+      return planCoeService(key, k.namespace, k.name, inputs);
+    case 'node':
+      return planNode(key, k.uid, inputs);
+    case 'pod-uid':
+      return planCoePodUid(key, k.uid, inputs);
+    case 'service-uid':
+      return planCoeServiceUid(key, k.uid, inputs);
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The keys odlcoe's plans are made for, one per ODL identity, so that both directions work: a
+ * Kubernetes change names the keys it affects (the watcher's event mapping), and every ODL entry
+ * names the key that owns it (which is how garbage collection finds objects whose Kubernetes
+ * object is long gone, even across restarts).
+ *
+ * netvirt backend:
+ *
+ * | key                   | owns in ODL                                                   |
+ * |-----------------------|---------------------------------------------------------------|
+ * | `pod/<ns>/<pod>`      | ietf-interface, elan-interface, vpn-interface `<ns>:<pod>`     |
+ * | `elan/<ip>:<ns>`      | elan-instance of namespace `<ns>` on the node with InternalIP `<ip>` (node × namespace) |
+ * | `vpn/<vpn name>`      | vpn-instance of a namespace (`vpnName(ns)`)                   |
+ * | `node/<uid>`          | k8s-node entry of a node                                      |
+ *
+ * (The coe-northbound backend's keys: coe/keys.ts; `pod/` and `node/` are spelled alike.)
+ */
+import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
+import { nodeInternalIp } from './kube.js';
+import { elanInstanceName, vpnName } from './names.js';
+export type NetvirtKey =
+  | { kind: 'pod'; namespace: string; name: string }
+  | { kind: 'elan'; elanName: string; nodeIp: string; namespace: string }
+  | { kind: 'vpn'; vpnName: string }
+  | { kind: 'node'; uid: string };
+
+export const podKey = (namespace: string, name: string): string => `pod/${namespace}/${name}`;
+export const nodeKey = (uid: string): string => `node/${uid}`;
+export const elanKey = (elanName: string): string => `elan/${elanName}`;
+export const vpnKey = (name: string): string => `vpn/${name}`;
+
+/** The pod key that owns an interface name `<ns>:<pod>` (namespaces never contain ':'). */
+export function podKeyOfInterface(ifName: string): string | undefined {
+  const colon = ifName.indexOf(':');
+  if (colon <= 0 || colon === ifName.length - 1) return undefined;
+  return podKey(ifName.slice(0, colon), ifName.slice(colon + 1));
+}
+
+export function parseNetvirtKey(key: string): NetvirtKey {
+  const slash = key.indexOf('/');
+  const kind = key.slice(0, slash);
+  const rest = key.slice(slash + 1);
+  if (slash > 0 && rest !== '') {
+    switch (kind) {
+      case 'pod': {
+        const [namespace, name, ...more] = rest.split('/');
+        if (namespace && name && more.length === 0) return { kind, namespace, name };
+        break;
+      }
+      case 'elan': {
+        // The namespace is after the last ':' (IPv6 node addresses contain colons, names do not).
+        const colon = rest.lastIndexOf(':');
+        if (colon > 0 && colon < rest.length - 1)
+          return { kind, elanName: rest, nodeIp: rest.slice(0, colon), namespace: rest.slice(colon + 1) };
+        break;
+      }
+      case 'vpn':
+        return { kind, vpnName: rest };
+      case 'node':
+        return { kind, uid: rest };
+    }
+  }
+  throw new Error(`not a netvirt key: ${JSON.stringify(key)}`);
+}
+
+/** The keys a pod names: its own, its namespace's VPN, and (once its node is known) its ELAN. */
+export function keysOfPod(pod: V1Pod, node: (name: string) => V1Node | undefined): string[] {
+  const ns = pod.metadata?.namespace;
+  const name = pod.metadata?.name;
+  if (!ns || !name) return [];
+  const out = [podKey(ns, name), vpnKey(vpnName(ns))];
+  const nodeName = pod.spec?.nodeName;
+  const known = nodeName ? node(nodeName) : undefined;
+  const ip = known ? nodeInternalIp(known) : undefined;
+  if (ip) out.push(elanKey(elanInstanceName(ip, ns)));
+  return out;
+}
+
+/** Every key the cluster's objects name (not yet those of what ODL holds). */
+export function netvirtClusterKeys(cluster: {
+  nodes: readonly V1Node[];
+  namespaces: readonly V1Namespace[];
+  pods: readonly V1Pod[];
+}): string[] {
+  const byName = new Map(cluster.nodes.map((n) => [n.metadata?.name ?? '', n]));
+  const keys = new Set<string>();
+  for (const node of cluster.nodes) if (node.metadata?.uid) keys.add(nodeKey(node.metadata.uid));
+  for (const ns of cluster.namespaces) if (ns.metadata?.name) keys.add(vpnKey(vpnName(ns.metadata.name)));
+  for (const pod of cluster.pods) for (const key of keysOfPod(pod, (n) => byName.get(n))) keys.add(key);
+  return [...keys];
+}

@@ -1,0 +1,173 @@
+/**
+ * The skeleton both backends share: an ODL cache and writer over the backend's kinds table,
+ * loading, the key set (what the cluster needs, then what ODL holds of ours, each key once),
+ * "parse the key, drop it loudly if it is a bug, reconcile it", node subnets (both backends
+ * write k8s-node entries) and the instances' grace clock. A backend adds its keys, its plan
+ * inputs and what it does around a plan's execution.
+ */
+import { errorMessage } from '../common/log.js';
+import type { KindTable, Ref } from '../netvirt/kind.js';
+import { nodeKey } from '../netvirt/keys.js';
+import type { OwnerContext } from '../netvirt/ownership.js';
+import {
+  ownerContextOf,
+  translateSettingsOf,
+  type TranslateSettings,
+} from '../netvirt/translate-settings.js';
+import { OdlReader } from '../odl/reader.js';
+import type { Backend, BackendContext } from './backend.js';
+import type { ClusterChange, OptionalResource } from './cluster-view.js';
+import { EntryCache, type EntryChange } from './entry-cache.js';
+import { ObjectWriter } from './object-writer.js';
+import { GracePeriods } from './grace-period.js';
+import { k8sNodeEntries, NodeSubnets } from './node-subnets.js';
+import { runPlan, type PlanContext, type PlanRun } from './plan-executor.js';
+import type { ReconcileOutcome, WriteGuard } from './reconcile.js';
+import { reconcileNode, type NodeKeyContext } from './reconcile-node.js';
+import { subnetAllocation } from './settings.js';
+import type { KeyPlan } from '../netvirt/plan.js';
+
+export abstract class OdlBackend implements Backend {
+  abstract readonly name: string;
+  readonly resources?: readonly OptionalResource[];
+  readonly cache: EntryCache;
+  readonly writer: ObjectWriter;
+  readonly owner: OwnerContext;
+  readonly translate: TranslateSettings;
+  /** Node subnets: what each node's entry carries and its pods are addressed from. */
+  protected subnets: NodeSubnets;
+  protected readonly grace: GracePeriods;
+
+  /**
+   * @param gracePeriodMs how long an unneeded entry of a `grace` plan survives (0: none).
+   * @param podsUseSubnet whether pod entries carry addresses of their node's subnet, so that a
+   *   node's subnet is held while they exist.
+   */
+  constructor(
+    protected readonly ctx: BackendContext,
+    readonly table: KindTable,
+    gracePeriodMs: number,
+    private readonly podsUseSubnet: boolean,
+  ) {
+    const { settings } = ctx;
+    this.translate = translateSettingsOf(settings);
+    this.owner = ownerContextOf(settings);
+    this.cache = new EntryCache(new OdlReader(ctx.client, settings.profile, table), ctx.logger);
+    this.writer = new ObjectWriter(this.cache, this.owner, ctx.client, ctx.metrics, ctx.logger);
+    this.grace = new GracePeriods(gracePeriodMs);
+    this.subnets = this.newSubnets();
+  }
+
+  /** The plan of a key, as the watcher sees the cluster and ODL now. */
+  abstract plan(key: string): KeyPlan;
+  /** The node UID a key names, when it is a node's key (reconciled with its subnet). */
+  protected abstract nodeOfKey(key: string): string | undefined;
+
+  abstract keysFor(change: ClusterChange): string[];
+
+  keysForEntry(_change: EntryChange): string[] {
+    return [];
+  }
+
+  keyOfEntry(ref: Ref): string | undefined {
+    if (!this.table.has(ref.kind)) return undefined;
+    return this.table.spec(ref.kind).ownerKey(ref.name, this.cache.context(this.owner));
+  }
+
+  /** The keys the cluster needs (every key a Kubernetes object names). */
+  protected abstract clusterKeys(): Iterable<string>;
+  /** Throws when `key` is not one of this backend's keys. */
+  protected abstract parseKey(key: string): void;
+  /** A new leader term: forget what the backend's own state (clocks, allocators) knew. */
+  protected freshTerm(): void {
+    this.grace.clear();
+    this.subnets = this.newSubnets();
+  }
+
+  /** After every successful load (`fresh`: the first of a term): recover the subnet allocations. */
+  protected loaded(fresh: boolean): void {
+    if (!fresh) return;
+    for (const problem of this.subnets.recover())
+      this.ctx.logger.error('node subnet allocation in ODL not recovered', { problem });
+    const allocations = this.subnets.allocations;
+    if (allocations)
+      this.ctx.logger.info('recovered node subnet allocations', { nodes: allocations.nodes().length });
+  }
+
+  protected planContext(): NodeKeyContext & PlanContext {
+    return { ...this.ctx, writer: this.writer, order: this.table, grace: this.grace, subnets: this.subnets };
+  }
+
+  /** Executes a key's plan: a node's with its subnet (reconcile-node.ts), any other as it is. */
+  protected async reconcileKey(key: string, guard: WriteGuard): Promise<ReconcileOutcome> {
+    const uid = this.nodeOfKey(key);
+    const c = this.planContext();
+    if (uid !== undefined)
+      return reconcileNode(c, uid, guard, () => this.plan(key), { podsUseSubnet: this.podsUseSubnet });
+    return (await this.runKeyPlan(key, guard)).outcome;
+  }
+
+  /** Runs a key's plan (a backend that acts on its facts or outcome overrides this). */
+  protected runKeyPlan(key: string, guard: WriteGuard): Promise<PlanRun> {
+    return runPlan(this.planContext(), this.plan(key), guard, () => this.plan(key));
+  }
+
+  private newSubnets(): NodeSubnets {
+    const subnets = new NodeSubnets(
+      this.ctx.settings.subnetSource,
+      k8sNodeEntries(this.cache, this.owner),
+      subnetAllocation(this.ctx.settings),
+    );
+    // A freed subnet: nodes that found the pool used up may fit now.
+    subnets.onRelease(() => {
+      for (const node of this.ctx.view.nodes.list()) {
+        const uid = node.metadata?.uid;
+        if (uid && this.subnets.subnetFor(node) === undefined) this.ctx.enqueue(nodeKey(uid));
+      }
+    });
+    return subnets;
+  }
+
+  async load(fresh: boolean): Promise<void> {
+    const { metrics, logger } = this.ctx;
+    if (fresh) {
+      this.cache.clear();
+      metrics.reset();
+      this.freshTerm();
+    }
+    const problems = await this.cache.load();
+    for (const kind of this.table.kinds)
+      metrics.unparsed.set({ kind }, problems.filter((p) => p.kind === kind).length);
+    for (const p of problems.slice(0, 20))
+      logger.warn('ODL entry does not parse as its model; it is left alone', { ...p });
+    this.loaded(fresh);
+  }
+
+  *allKeys(): Iterable<string> {
+    const seen = new Set<string>();
+    const fresh = (key: string | undefined): key is string => {
+      if (key === undefined || seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    };
+    for (const key of this.clusterKeys()) if (fresh(key)) yield key;
+    // What ODL holds of ours (garbage collection). Foreign entries are not keys of ours.
+    for (const kind of this.table.kinds)
+      for (const name of this.cache.names(kind)) {
+        if (!this.writer.owns(kind, name)) continue;
+        const key = this.keyOfEntry({ kind, name });
+        if (fresh(key)) yield key;
+      }
+  }
+
+  async reconcile(key: string, guard: WriteGuard): Promise<ReconcileOutcome> {
+    try {
+      this.parseKey(key);
+    } catch (err) {
+      // Keys are made by this backend; a bad one is a bug, and retrying cannot fix it.
+      this.ctx.logger.error('unparseable key dropped', { key, error: errorMessage(err) });
+      return { result: 'deferred' };
+    }
+    return this.reconcileKey(key, guard);
+  }
+}

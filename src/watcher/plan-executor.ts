@@ -1,0 +1,135 @@
+/**
+ * Carries out a key's plan (src/netvirt/plan.ts) with the object writer: absent entries first,
+ * dependants before what they need (the table's delete order), then present entries,
+ * prerequisites first (its create order); `keep` entries are left as they are. The first name
+ * odlcoe needs that a foreign object holds stops the key and is reported; an entry the order
+ * does not allow yet is waited for (the core gets what it awaits made or removed, and wakes
+ * the key when that changes), and the rest of the plan still runs.
+ *
+ * Instances (`grace` plans) are deleted only after their grace period, and only when they are
+ * still unneeded after the entry was re-read (the plan is made again right before the delete).
+ */
+import type { Ref } from '../netvirt/kind.js';
+import { refKey } from '../netvirt/kind.js';
+import type { EntryPlan, KeyPlan } from '../netvirt/plan.js';
+import type { BackendContext } from './backend.js';
+import type { GracePeriods } from './grace-period.js';
+import type { ObjectResult, ObjectWriter } from './object-writer.js';
+import type { ReconcileOutcome, WriteGuard } from './reconcile.js';
+import { reportCollision, reportUntranslatable } from './reports.js';
+
+export interface PlanContext extends Pick<BackendContext, 'settings' | 'metrics' | 'logger' | 'events'> {
+  writer: ObjectWriter;
+  /** Kind order (the backend's table). */
+  order: { createOrder: readonly string[]; deleteOrder: readonly string[] };
+  grace: GracePeriods;
+}
+
+/** How soon to look again at a delete held back by a write in flight (one write). */
+const ATTACH_RETRY_MS = 100;
+
+export interface PlanRun {
+  outcome: ReconcileOutcome;
+  /** What happened to each entry the plan named, by `kind/name` (keep entries: none). */
+  results: Map<string, ObjectResult>;
+}
+
+function ordered(plan: KeyPlan, order: PlanContext['order']): EntryPlan[] {
+  const rank = (list: readonly string[], kind: string) => {
+    const i = list.indexOf(kind);
+    return i < 0 ? list.length : i;
+  };
+  const absent = plan.entries.filter((e) => e.want === 'absent');
+  const present = plan.entries.filter((e) => e.want === 'present');
+  // Stable sorts: entries of one kind keep the plan's order (e.g. older uids first).
+  absent.sort((a, b) => rank(order.deleteOrder, a.kind) - rank(order.deleteOrder, b.kind));
+  present.sort((a, b) => rank(order.createOrder, a.kind) - rank(order.createOrder, b.kind));
+  return [...absent, ...present];
+}
+
+export async function runPlan(
+  c: PlanContext,
+  plan: KeyPlan,
+  guard: WriteGuard,
+  replan: () => KeyPlan,
+): Promise<PlanRun> {
+  const results = new Map<string, ObjectResult>();
+  const done = (outcome: ReconcileOutcome): PlanRun => ({ outcome, results });
+  const untranslatable = plan.facts.find((f) => f.fact === 'untranslatable');
+  if (untranslatable?.fact === 'untranslatable' && plan.involved)
+    return done(reportUntranslatable(c, untranslatable.message, plan.involved));
+
+  if (plan.grace) {
+    const retiring = plan.entries.some((e) => e.want === 'absent' && c.writer.owns(e.kind, e.name));
+    if (!retiring) c.grace.needed(plan.key);
+    else {
+      const remaining = c.grace.remaining(plan.key);
+      if (remaining > 0) return done({ result: 'grace', retryAfterMs: remaining });
+    }
+  }
+
+  const awaited: Ref[] = [];
+  let foreignBlock: string | undefined;
+  let retryShort = false;
+  // Made again right before a delete: the cluster may have changed while ODL answered.
+  const stillUnneeded = () => replan().entries.every((e) => e.want === 'absent');
+  for (const entry of ordered(plan, c.order)) {
+    const result =
+      entry.want === 'absent'
+        ? await c.writer.converge(entry.kind, entry.name, undefined, guard, {
+            deleteAllowed: true,
+            ...(plan.grace ? { stillUnneeded } : {}),
+          })
+        : await c.writer.converge(
+            entry.kind,
+            entry.name,
+            entry.want === 'present' ? entry.desired : undefined,
+            guard,
+          );
+    results.set(refKey(entry), result);
+    if (result.state === 'foreign' && result.wanted && plan.involved)
+      return done(reportCollision(c, entry.kind, entry.name, result.reason, plan.involved));
+    if (result.state !== 'blocked') continue;
+    if (result.foreign) {
+      foreignBlock ??= `${entry.kind} ${entry.name}: ${result.reason}`;
+      continue;
+    }
+    if (result.awaits.length === 0) retryShort = true;
+    awaited.push(...result.awaits);
+  }
+  if (plan.grace && [...results.values()].some((r) => r.state === 'written' && r.op === 'delete'))
+    c.grace.needed(plan.key);
+
+  if (foreignBlock) {
+    c.logger.warn('kept or not written: entries odlcoe does not own are in the way', {
+      key: plan.key,
+      detail: foreignBlock,
+    });
+    return done({ result: 'foreign', retryAfterMs: c.settings.slowRetryMs });
+  }
+  if (awaited.length > 0 || retryShort) {
+    c.logger.debug('waiting for other ODL entries', {
+      key: plan.key,
+      awaits: awaited.map(refKey).slice(0, 5),
+    });
+    return done({
+      result: 'waiting',
+      retryAfterMs:
+        awaited.length > 0 ? c.settings.waitRetryMs : Math.min(ATTACH_RETRY_MS, c.settings.waitRetryMs),
+      on: awaited,
+    });
+  }
+  const partly = plan.facts.find((f) => f.fact === 'partly-deferred');
+  if (partly?.fact === 'partly-deferred')
+    c.logger.debug('part of the key deferred', { key: plan.key, ...partly.deferral });
+  const deferred = plan.facts.find((f) => f.fact === 'deferred');
+  if (deferred?.fact === 'deferred') {
+    // Desired state unknown (node or namespace not known yet): what exists is kept. The event
+    // that resolves it enqueues this key again.
+    c.logger.debug('plan deferred', { key: plan.key, ...deferred.deferral });
+    return done({ result: 'deferred' });
+  }
+  if (plan.entries.length > 0 && plan.entries.every((e) => e.want === 'keep'))
+    return done({ result: 'deferred' });
+  return done({ result: 'synced' });
+}
