@@ -21,7 +21,7 @@
 import { errorMessage } from '../common/log.js';
 import type { Ref } from '../netvirt/kind.js';
 import type { OwnerContext } from '../netvirt/ownership.js';
-import { planNetvirtKey, type NetvirtPlanInputs } from '../netvirt/plan-netvirt.js';
+import type { KeyPlan } from '../netvirt/plan.js';
 import type { EntryStore, UnparsedEntry } from '../odl/entry-store.js';
 import type { OdlReader } from '../odl/reader.js';
 import { cell, indentedTable, plural } from './render.js';
@@ -73,7 +73,7 @@ const KEPT_UNKNOWN =
 /** Pure: the candidates (in delete order) and the kept objects, from a complete snapshot. */
 export function planGc(
   keys: readonly string[],
-  inputs: NetvirtPlanInputs,
+  planOf: (key: string) => KeyPlan,
   odl: EntryStore,
   owner: OwnerContext,
   reader: OdlReader,
@@ -86,7 +86,7 @@ export function planGc(
   const absent = new Map<string, Ref>();
   const kept: GcKept[] = [];
   for (const key of keys) {
-    for (const e of planNetvirtKey(key, inputs).entries) {
+    for (const e of planOf(key).entries) {
       if (!ours(e.kind, e.name)) continue;
       if (e.want === 'absent') absent.set(`${e.kind}/${e.name}`, { kind: e.kind, name: e.name });
       else if (e.want === 'keep')

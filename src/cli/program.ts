@@ -8,10 +8,7 @@ import { ConfigError } from '../common/config-file.js';
 import { createLogger, errorMessage } from '../common/log.js';
 import { NameError } from '../agent/names.js';
 import { ModelValidationError } from '../netvirt/errors.js';
-import { NETVIRT_KINDS } from '../netvirt/kinds.js';
-import type { KindTable } from '../netvirt/kind.js';
 import { PROFILES } from '../netvirt/profile.js';
-import { OdlReader } from '../odl/reader.js';
 import { ownerContextOf } from '../netvirt/translate-settings.js';
 import type { RestconfClient } from '../restconf/client.js';
 import { DIALECTS } from '../restconf/path.js';
@@ -19,6 +16,7 @@ import { connectKube, connectOdl } from './connect.js';
 import { buildDump, renderDump } from './dump.js';
 import { CliError, EXIT, type ExitCode } from './exit-codes.js';
 import { executeGc, gcReport, planGc, renderGc } from './gc.js';
+import { NETVIRT_MODEL, type CliModel } from './model.js';
 import { OUTPUT_FORMATS, resolveSettings, type CliSettings, type GlobalFlags } from './settings.js';
 import { keysToPlan, planInputs } from './plan-inputs.js';
 import { odlReader, readOdl, readSnapshot } from './snapshot.js';
@@ -64,14 +62,14 @@ function exitCodeOf(err: unknown): ExitCode {
 }
 
 export interface CliOptions {
-  /** The ODL kinds odlcoectl reads (default: the netvirt backend's table). */
-  kinds?: KindTable;
+  /** The ODL kinds odlcoectl reads and how it plans their keys (default: the netvirt backend's). */
+  model?: CliModel;
 }
 
 export async function runCli(argv: readonly string[], io: CliIo, options: CliOptions = {}): Promise<number> {
-  const kinds = options.kinds ?? NETVIRT_KINDS;
-  const readerOf = (client: RestconfClient, settings: CliSettings) =>
-    new OdlReader(client, settings.profile, kinds);
+  const model = options.model ?? NETVIRT_MODEL;
+  const kinds = model.kinds;
+  const readerOf = (client: RestconfClient, settings: CliSettings) => odlReader(client, settings, model);
   let outcome: Outcome = { exitCode: EXIT.ok };
   let jsonErrors =
     argv.some((a, i) => (a === '-o' || a === '--output') && argv[i + 1] === 'json') ||
@@ -223,13 +221,18 @@ export async function runCli(argv: readonly string[], io: CliIo, options: CliOpt
       const owner = ownerContextOf(settings);
       outcome = await withOdl(io, settings, async (client) => {
         // ODL first, then Kubernetes (see snapshot.ts); either failing aborts before any decision.
-        const { odl, kube: cluster } = await readSnapshot(client, kube, settings, {
-          timeoutMs: settings.timeoutMs,
-        });
-        const reader = odlReader(client, settings);
+        const reader = readerOf(client, settings);
+        const { odl, kube: cluster } = await readSnapshot(
+          client,
+          kube,
+          settings,
+          { timeoutMs: settings.timeoutMs },
+          reader,
+        );
+        const inputs = planInputs(cluster, odl.state, settings);
         const plan = planGc(
           keysToPlan(cluster, odl.state, owner),
-          planInputs(cluster, odl.state, settings),
+          (key) => model.plan(key, inputs),
           odl.state,
           owner,
           reader,

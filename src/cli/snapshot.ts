@@ -6,17 +6,21 @@
  * ODL objects look stale.
  */
 import type { KubeClient } from '../k8s/kube-client.js';
-import { NETVIRT_KINDS } from '../netvirt/kinds.js';
 import { OdlReader, type OdlSnapshot } from '../odl/reader.js';
 import type { RestconfClient } from '../restconf/client.js';
 import { readCluster, type KubeSnapshot, type ReadOptions } from './kube-reader.js';
+import { NETVIRT_MODEL, type CliModel } from './model.js';
 import type { CliSettings } from './settings.js';
 
 export type { OdlSnapshot };
 
-/** odlcoectl's reader: the netvirt backend's kinds, in the settings' profile. */
-export function odlReader(client: RestconfClient, settings: Pick<CliSettings, 'profile'>): OdlReader {
-  return new OdlReader(client, settings.profile, NETVIRT_KINDS);
+/** odlcoectl's reader: the model's kinds (default: the netvirt backend's), in the settings' profile. */
+export function odlReader(
+  client: RestconfClient,
+  settings: Pick<CliSettings, 'profile'>,
+  model: CliModel = NETVIRT_MODEL,
+): OdlReader {
+  return new OdlReader(client, settings.profile, model.kinds);
 }
 
 /** Every list odlcoe writes, each read whole; throws when any of them cannot be read. */
@@ -39,8 +43,9 @@ export async function readSnapshot(
   kube: KubeClient,
   settings: CliSettings,
   opts: ReadOptions,
+  reader: OdlReader = odlReader(client, settings),
 ): Promise<Snapshot> {
-  const odl = await readOdl(client, settings, opts.signal);
+  const odl = await readOdl(client, settings, opts.signal, reader);
   const cluster = await readCluster(kube, opts);
   return { odl, kube: cluster };
 }

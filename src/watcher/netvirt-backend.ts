@@ -6,6 +6,7 @@
  * distinguishers), and carries the plans out.
  */
 import { parseNetvirtKey, podKey } from '../netvirt/keys.js';
+import type { KindTable } from '../netvirt/kind.js';
 import { NETVIRT_KINDS } from '../netvirt/kinds.js';
 import { namespaceOfVpn, planNetvirtKey, type NetvirtPlanInputs } from '../netvirt/plan-netvirt.js';
 import { allocateRouteDistinguishers } from '../netvirt/route-distinguisher.js';
@@ -28,10 +29,11 @@ export class NetvirtBackend extends OdlBackend {
   private readonly lookup: KeyLookup;
   /** namespace → RD handed out but not yet visible in the ODL cache (allocation is synchronous). */
   private readonly rdReservations = new Map<string, string>();
-  private readonly inputs: NetvirtPlanInputs;
+  protected readonly inputs: NetvirtPlanInputs;
 
-  constructor(ctx: BackendContext) {
-    super(ctx, NETVIRT_KINDS, ctx.settings.gracePeriodMs, true);
+  /** @param table NETVIRT_KINDS, or a table that extends it (a kind planned by a subclass). */
+  constructor(ctx: BackendContext, table: KindTable = NETVIRT_KINDS) {
+    super(ctx, table, ctx.settings.gracePeriodMs, true);
     const view = ctx.view;
     this.lookup = {
       node: (name) => view.node(name),

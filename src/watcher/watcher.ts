@@ -67,6 +67,8 @@ export interface WatcherOptions {
   informerWatchTimeoutSeconds?: [number, number];
   /** Called when the watcher cannot go on (a leader term failed to start); main exits. */
   onFatal?: (err: Error) => void;
+  /** Makes the backend instead of the `backend` setting (a backend with more kinds: tests). */
+  backend?: (ctx: BackendContext) => Backend;
 }
 
 export interface CloseOptions {
@@ -227,7 +229,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     enqueue: (key) => term?.add(key),
     logger,
   };
-  const backend = createBackend(settings.backend, backendContext);
+  const backend = options.backend?.(backendContext) ?? createBackend(settings.backend, backendContext);
   // Before the view starts: what it watches is fixed, and part of every term's sync gate.
   view.include(backend.resources ?? []);
 
