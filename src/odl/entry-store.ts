@@ -87,6 +87,23 @@ export class EntryStore implements OdlView {
   }
 
   /**
+   * Entries that name a prerequisite ODL does not hold (parsed or not): references NetVirt
+   * would resolve to nothing. odlcoe never leaves one behind (an entry is kept while anything,
+   * foreign or not, still needs it); an ODL user's edit can.
+   */
+  danglingReferences(): { from: Ref; to: Ref }[] {
+    const out: { from: Ref; to: Ref }[] = [];
+    for (const kind of this.table.kinds) {
+      const spec = this.table.spec(kind);
+      for (const [name, entry] of this.map(kind))
+        for (const p of spec.prerequisites(entry))
+          if (this.get(p.kind, p.name) === undefined && !this.isUnparsed(p.kind, p.name))
+            out.push({ from: { kind, name }, to: { kind: p.kind, name: p.name } });
+    }
+    return out;
+  }
+
+  /**
    * Keeps an index of `kind`'s entries by `keyOf(entry)` (entries without one are not indexed),
    * current through every change; the returned lookup gives the names under a key, sorted.
    */

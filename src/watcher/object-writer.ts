@@ -275,7 +275,13 @@ export class ObjectWriter {
     options: ConvergeOptions,
   ): Promise<ObjectResult> {
     const ref = { kind, name };
-    const needed = this.blockedByDependants(ref);
+    let needed = this.blockedByDependants(ref);
+    if (needed?.foreign) {
+      // Other writers change their entries without the watcher hearing of it: look at the
+      // ones in the way again, or a foreign entry deleted since would keep ours until a resync.
+      for (const d of needed.awaits) await this.cache.refresh(d.kind, d.name);
+      needed = this.blockedByDependants(ref);
+    }
     if (needed) return needed;
     const gated = this.table.dependantKinds(kind).length > 0;
     if (gated && !this.gate.beginRetire(ref))

@@ -2,10 +2,14 @@
  * Objects odlcoe does not own: an ODL object without odlcoe's marker whose name a pod or a
  * namespace needs is reported (warning log, metric, Kubernetes Event on the pod/namespace),
  * retried slowly, and never modified or deleted, not even after the pod and namespace are gone.
+ * An entry of odlcoe's that a foreign entry refers to is kept while that one is there.
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { createRegistry } from '../../src/common/metrics.js';
+import { NETVIRT_KINDS } from '../../src/netvirt/kinds.js';
+import { netvirtPaths } from '../../src/netvirt/paths.js';
+import { OdlReader } from '../../src/odl/reader.js';
 import {
   createNamespace,
   createNode,
@@ -131,5 +135,62 @@ describe('foreign ODL objects', () => {
     assert.deepEqual(foreign(after), original);
     assert.deepEqual(after['vpn-instance'].map((v) => v['vpn-instance-name']).sort(), ['alpha', 'beta']);
     assert.ok(alphaUid);
+  });
+
+  it('keeps what a foreign object refers to while it is there, and leaves no dangling reference', async () => {
+    const env = await startEnv({ profile: 'sodium', dialect: 'rfc8040' });
+    cleanups.push(() => env.close());
+    const registry = createRegistry();
+    await createNode(env, 'node-a', '192.168.40.1', '10.247.1.0/24');
+    await createNamespace(env, 'alpha');
+    await createPod(env, 'alpha', 'web', 'node-a', { ip: '10.247.1.10' });
+    const watcher = await startTestWatcher(env, { slowRetryMs: 300, gracePeriodMs: 200 }, { registry });
+    cleanups.push(() => watcher.close());
+    await waitFor(async () => (await readOdl(env))['vpn-interface'].some((e) => e.name === 'alpha:web'), {
+      what: 'alpha:web to converge',
+    });
+
+    // Another system takes the pod's elan-interface over (its own description, no marker).
+    const elanIfPath = netvirtPaths(env.profile).elanInterface('alpha:web');
+    const [taken] = await env.odl.getEntries(elanIfPath);
+    assert.ok(taken, 'the elan-interface exists');
+    const theirs = { ...taken, description: 'bridged by another system' };
+    await env.odl.put(elanIfPath, { 'elan:elan-interface': [theirs] });
+    const snapshot = () => new OdlReader(env.odl, env.profile, NETVIRT_KINDS).snapshot();
+
+    await deletePod(env, 'alpha', 'web');
+    await waitFor(async () => !(await readOdl(env))['vpn-interface'].some((e) => e.name === 'alpha:web'), {
+      what: "the pod's own vpn-interface to go",
+    });
+    await waitFor(
+      async () =>
+        (await metricValue(registry, 'odlcoe_watcher_reconciles_total', {
+          kind: 'pod',
+          result: 'foreign',
+        })) >= 2,
+      { what: 'the kept interface to be reported (and looked at again)' },
+    );
+    await watcher.resync();
+    await watcher.idle();
+    const held = await snapshot();
+    const kept = held.state.get('elanInterface', 'alpha:web');
+    assert.equal(kept?.description, 'bridged by another system', 'the foreign entry is untouched');
+    assert.ok(held.state.get('interface', 'alpha:web'), 'the ietf-interface it refers to is kept');
+    assert.ok(held.state.get('elanInstance', '192.168.40.1:alpha'), 'so is the ELAN it is in');
+    assert.deepEqual(held.state.danglingReferences(), [], 'no entry in ODL names a missing one');
+
+    // Once the other system lets go, what it referred to is collected (no resync needed).
+    await env.odl.delete(elanIfPath);
+    await waitFor(
+      async () => {
+        const now = await snapshot();
+        return (
+          now.state.get('interface', 'alpha:web') === undefined &&
+          now.state.get('elanInstance', '192.168.40.1:alpha') === undefined
+        );
+      },
+      { what: 'the ietf-interface and the ELAN to be collected' },
+    );
+    assert.deepEqual((await snapshot()).state.danglingReferences(), []);
   });
 });
