@@ -227,6 +227,32 @@ describe('runShim', () => {
     assert.equal(add.exitCode, 1);
     assert.equal((add.stdout as { code: number }).code, 11);
   });
+
+  it('queues a DEL at its short deadline when the agent accepts but never answers (hung), and lets ADD wait longer', async () => {
+    const sock = join(dir, 'hung.sock');
+    const hung = createNetServer(() => undefined);
+    await new Promise<void>((resolve) => hung.listen(sock, resolve));
+    try {
+      const spool = join(dir, 'pending-hung');
+      const stdin = JSON.stringify({
+        cniVersion: '1.0.0',
+        name: 'odlcoe',
+        type: 'odlcoe',
+        socket: sock,
+        pendingDelDir: spool,
+      });
+      const timeouts = { requestMs: 1_500, delMs: 200 };
+      const del = await runShim(env('DEL'), stdin, timeouts);
+      assert.equal(del.exitCode, 0);
+      assert.match(del.log ?? '', /no answer within 0\.2 s; DEL queued for the agent to replay/);
+      assert.deepEqual(await readdir(spool), ['c0ffee:eth0.json']);
+      const add = await runShim(env('ADD'), stdin, timeouts);
+      assert.equal((add.stdout as { code: number }).code, 11);
+      assert.match((add.stdout as { msg: string }).msg, /no answer within 1\.5 s/);
+    } finally {
+      hung.close();
+    }
+  });
 });
 
 describe('spoolDel', () => {

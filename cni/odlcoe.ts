@@ -13,7 +13,8 @@
  * When the agent cannot be reached:
  *   ADD     error 11 (try again later): kubelet retries the sandbox.
  *   DEL     success. A failing DEL blocks pod termination (and namespace deletion) for as
- *           long as the agent is down; instead the request is written to `pendingDelDir`,
+ *           long as the agent is down (or hung: a DEL without an answer within
+ *           DEL_TIMEOUT_MS counts as unreachable); instead the request is written to `pendingDelDir`,
  *           which the agent replays when it is back, and its start-up reconcile frees what
  *           belonged to pods that no longer exist in any case.
  *   CHECK   error 11: nothing can be verified.
@@ -31,6 +32,22 @@ const LATEST_VERSION = '1.1.0';
 export const DEFAULT_SOCKET = '/run/odlcoe/cni.sock';
 /** Longer than the agent's own request timeout (90 s), shorter than kubelet's 2 min. */
 export const REQUEST_TIMEOUT_MS = 110_000;
+/**
+ * A DEL gets an answer within this or is queued for the agent to replay. A hung agent (alive
+ * but not answering: stopped, deadlocked, swapping) would otherwise hold every pod's
+ * termination for the whole request timeout, about two minutes per pod of a node drain. The
+ * agent's DEL takes well under a second; one that takes longer still finishes in the agent,
+ * and the replayed copy then finds nothing left to do (DEL is idempotent).
+ */
+export const DEL_TIMEOUT_MS = 8_000;
+
+export interface ShimTimeouts {
+  /** ADD, CHECK, STATUS, GC. */
+  requestMs: number;
+  delMs: number;
+}
+
+const DEFAULT_TIMEOUTS: ShimTimeouts = { requestMs: REQUEST_TIMEOUT_MS, delMs: DEL_TIMEOUT_MS };
 const CNI_ENV_KEYS = ['CNI_COMMAND', 'CNI_CONTAINERID', 'CNI_NETNS', 'CNI_IFNAME', 'CNI_ARGS', 'CNI_PATH'];
 const COMMANDS = ['ADD', 'DEL', 'CHECK', 'STATUS', 'GC', 'VERSION'];
 /** The CNI spec's container id rule; it also keeps spool file names inside their directory. */
@@ -342,7 +359,7 @@ function decodeChunked(data: Buffer): string | undefined {
 export async function runShim(
   env: NodeJS.ProcessEnv,
   stdin: string,
-  timeoutMs = REQUEST_TIMEOUT_MS,
+  timeouts: ShimTimeouts = DEFAULT_TIMEOUTS,
 ): Promise<ShimOutcome & { logFile?: string }> {
   const command = env.CNI_COMMAND ?? '';
   if (command === 'VERSION') return versionOutcome();
@@ -368,7 +385,7 @@ export async function runShim(
     const answer = await callAgent(
       config.socket,
       JSON.stringify({ env: forwarded, config: stdin }),
-      timeoutMs,
+      command === 'DEL' ? timeouts.delMs : timeouts.requestMs,
     );
     return withLog(agentOutcome(answer.status, answer.body, version));
   } catch (err) {

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
-import { readdir } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { HostLocalIpam } from '../../src/agent/ipam.js';
 import { hostVethName } from '../../src/agent/names.js';
 import { inspectPodInterface, linkExists } from '../../src/agent/netns.js';
 import { Ovs } from '../../src/agent/ovs.js';
 import { createNetns, skipUnlessRoot, type TestNetns } from '../helpers/netns.js';
+import { stopPid } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { cniEnv, execShim, leaseIps, startTestNode, SUBNET, type TestNode } from './harness.js';
 
 const skip = skipUnlessRoot();
@@ -20,7 +23,7 @@ describe('agent restart: reconcile after the pod informer synced', { skip, timeo
     node = await startTestNode();
     ovs = new Ovs({ dbSocket: node.ovs.dbSocket });
     await node.startAgent();
-    for (const pod of ['stays', 'deleted', 'del-while-down']) {
+    for (const pod of ['stays', 'deleted', 'del-while-down', 'del-while-hung']) {
       const ns = await createNetns('odlcoe-rst');
       namespaces[pod] = ns;
       const uid = await node.createPod(pod);
@@ -93,5 +96,56 @@ describe('agent restart: reconcile after the pod informer synced', { skip, timeo
     assert.equal(await ovs.getPort(hostVethName('cid-del-while-down', 'eth0')), undefined);
     assert.ok(!leases.includes(ips['del-while-down'] ?? ''));
     assert.deepEqual(await readdir(node.config.cni.pendingDelDir), []);
+  });
+
+  it('does not hold a DEL on a hung agent: the shim queues it at its short deadline, and the agent applies it once back', async () => {
+    // A hung agent: a process that holds the socket and is stopped (SIGSTOP). The kernel still
+    // accepts connections into its backlog, so only a deadline tells the shim nobody answers.
+    await node.stopAgent();
+    const socket = node.config.cni.socket;
+    await rm(socket, { force: true });
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        "require('node:net').createServer(() => {}).listen(process.argv[1], () => console.log('listening'))",
+        socket,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    holder.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    const pid = holder.pid ?? 0;
+    try {
+      await waitFor(() => out.includes('listening'), { what: 'the stand-in to hold the socket' });
+      process.kill(pid, 'SIGSTOP');
+      const del = await execShim(
+        node.shim,
+        cniEnv('DEL', 'cid-del-while-hung', namespaces['del-while-hung']?.path ?? '', {
+          name: 'del-while-hung',
+        }),
+        await node.pluginConfig(),
+      );
+      assert.equal(del.code, 0, del.stdout);
+      assert.equal(del.stdout, '');
+      assert.match(
+        await readFile(node.config.cni.logFile ?? '', 'utf8'),
+        /no answer within 8 s; DEL queued for the agent to replay/,
+      );
+      assert.deepEqual(await readdir(node.config.cni.pendingDelDir), ['cid-del-while-hung:eth0.json']);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+      await stopPid(pid);
+    }
+    await rm(socket, { force: true });
+    await node.startAgent();
+    await waitFor(async () => (await readdir(node.config.cni.pendingDelDir)).length === 0, {
+      what: 'the queued DEL to be replayed',
+    });
+    assert.equal(await ovs.getPort(hostVethName('cid-del-while-hung', 'eth0')), undefined);
+    assert.equal(await linkExists(hostVethName('cid-del-while-hung', 'eth0')), false);
+    assert.ok(!(await leaseIps(node)).includes(ips['del-while-hung'] ?? ''));
+    // The live pod is untouched.
+    assert.ok((await ovs.getPort(hostVethName('cid-stays', 'eth0')))?.ofport);
   });
 });
