@@ -18,7 +18,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { run } from '../../src/agent/exec.js';
+import { run } from '../../src/common/exec.js';
 import { createNetns, type TestNetns } from '../../test/helpers/netns.js';
 import { cniEnv, ROOT, startTestNode, type TestNode } from '../../test/agent/harness.js';
 import { compileNodeOnlyModule } from '../../test/helpers/compile.js';

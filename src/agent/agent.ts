@@ -22,11 +22,11 @@ import { KeyedLock } from './keyed-lock.js';
 import { AgentMetrics } from './metrics.js';
 import { setupNodeOvs } from './node-setup.js';
 import { fetchNodeSubnet } from './node-subnet.js';
-import { Ovs } from './ovs.js';
+import { Ovs } from '../ovs/ovs.js';
 import { replayPendingDels } from './pending-del.js';
 import { PodNetwork, type IpamState } from './pod-network.js';
 import { defaultRoute, parsePodSubnet, type PodSubnet } from './pod-subnet.js';
-import { kubeletPodUid } from './pod-uid.js';
+import { kubeletPodUid } from '../k8s/pod-uid.js';
 import { reconcileNode } from './reconcile.js';
 
 export interface AgentDeps {

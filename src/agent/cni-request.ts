@@ -2,7 +2,8 @@ import { parseCniArgs, type CniArgs } from './cni-args.js';
 import { CNI_ERROR, CniError } from './cni-error.js';
 import { parsePrevResult, type CniResult } from './cni-result.js';
 import { isCniCommand, requireVersionFor, type CniCommand, type CniVersion } from './cni-version.js';
-import { validateContainerId, validateIfName, validateNetnsPath } from './names.js';
+import { validateIfName } from '../ovs/names.js';
+import { validateContainerId, validateNetnsPath } from './names.js';
 
 /** The `CNI_*` variables the shim forwards (everything else in its environment stays behind). */
 export const CNI_ENV_KEYS = [

@@ -11,7 +11,7 @@ import { startCniServer, type CniServer } from './cni-server.js';
 import { CniService } from './cni-service.js';
 import { KeyedLock } from './keyed-lock.js';
 import { AgentMetrics } from './metrics.js';
-import { Ovs } from './ovs.js';
+import { Ovs } from '../ovs/ovs.js';
 import { PodNetwork } from './pod-network.js';
 
 function post(

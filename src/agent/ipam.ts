@@ -2,8 +2,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { errorMessage } from '../common/log.js';
-import { CommandError, run } from './exec.js';
-import { validateContainerId, validateIfName, validateNetnsPath, validateNetworkName } from './names.js';
+import { CommandError, run } from '../common/exec.js';
+import { validateIfName } from '../ovs/names.js';
+import { validateContainerId, validateNetnsPath, validateNetworkName } from './names.js';
 
 /**
  * Address management by exec'ing the reference `host-local` IPAM plugin (Debian's

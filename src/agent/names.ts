@@ -1,53 +1,24 @@
-import { createHash } from 'node:crypto';
-import { posix } from 'node:path';
-
 /**
- * Validation of every name that reaches `ip`, `nsenter`, `ovs-vsctl` or a file path.
+ * Validation of the CNI request's own names that reach `ip`, `nsenter`, host-local or a file
+ * path (container id, netns path, network name, MAC, MTU), and the host veth name derived from
+ * them. Network device names are checked in src/ovs/names.ts, Kubernetes names in
+ * src/k8s/names.ts; all throw the one NameError.
  *
  * Processes are spawned with argument arrays, so these checks are not about shell quoting:
- * they keep values inside what the kernel, OVSDB and the CNI spec accept, so that a bad
- * request fails here with a precise message instead of half-way through an ADD.
+ * they keep values inside what the kernel and the CNI spec accept, so that a bad request fails
+ * here with a precise message instead of half-way through an ADD.
  */
-
-/** What was invalid, so the CNI layer can map it (4 invalid environment, 7 invalid config). */
-export type NameField =
-  | 'containerId'
-  | 'ifName'
-  | 'netns'
-  | 'bridge'
-  | 'podNamespace'
-  | 'podName'
-  | 'mac'
-  | 'mtu'
-  | 'portName'
-  | 'networkName';
-
-export class NameError extends Error {
-  override name = 'NameError';
-  constructor(
-    readonly field: NameField,
-    readonly value: string,
-    reason: string,
-  ) {
-    super(
-      `invalid ${field} ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)}: ${reason}`,
-    );
-  }
-}
+import { createHash } from 'node:crypto';
+import { posix } from 'node:path';
+import { CONTROL_CHARACTERS, NameError } from '../common/name-error.js';
+import { validateIfName } from '../ovs/names.js';
 
 /** containerd/CRI-O use 64 hex digits; this leaves room for other runtimes and stays bounded. */
 export const MAX_CONTAINER_ID_LENGTH = 256;
-/** Linux IFNAMSIZ is 16 including the terminating NUL. */
-export const MAX_IFNAME_BYTES = 15;
 const MAX_PATH_BYTES = 4095;
 
 const CONTAINER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const BRIDGE = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** CNI spec: alphanumeric first, then alphanumerics, `_`, `.`, `-`. */
 export function validateContainerId(id: string): string {
@@ -66,83 +37,18 @@ export function validateContainerId(id: string): string {
   return id;
 }
 
-/** CNI spec and the kernel's dev_valid_name(): 1..15 bytes, not "."/"..", no "/", ":" or whitespace. */
-export function validateIfName(name: string): string {
-  return validateNetdevName('ifName', name);
-}
-
-function validateNetdevName(field: NameField, name: string): string {
-  if (typeof name !== 'string' || name.length === 0)
-    throw new NameError(field, String(name), 'must not be empty');
-  if (Buffer.byteLength(name, 'utf8') > MAX_IFNAME_BYTES) {
-    throw new NameError(field, name, `longer than ${MAX_IFNAME_BYTES} bytes`);
-  }
-  if (name === '.' || name === '..') throw new NameError(field, name, 'must not be "." or ".."');
-  if (/[/:\s]/u.test(name)) throw new NameError(field, name, 'must not contain "/", ":" or whitespace');
-  if (CONTROL.test(name)) throw new NameError(field, name, 'must not contain control characters');
-  // `ip` would read a leading "-" as an option in some positions.
-  if (name.startsWith('-')) throw new NameError(field, name, 'must not start with "-"');
-  return name;
-}
-
 /** An absolute, already-normalised path without NUL (the runtime's netns bind mount). */
 export function validateNetnsPath(path: string): string {
   if (typeof path !== 'string' || path.length === 0)
     throw new NameError('netns', String(path), 'must not be empty');
-  if (CONTROL.test(path)) throw new NameError('netns', path, 'must not contain control characters');
+  if (CONTROL_CHARACTERS.test(path))
+    throw new NameError('netns', path, 'must not contain control characters');
   if (!path.startsWith('/')) throw new NameError('netns', path, 'must be an absolute path');
   if (Buffer.byteLength(path, 'utf8') > MAX_PATH_BYTES) throw new NameError('netns', path, 'path too long');
   if (path === '/' || posix.normalize(path) !== path || path.endsWith('/')) {
     throw new NameError('netns', path, 'must be a normalised path to a file (no "..", "//" or trailing "/")');
   }
   return path;
-}
-
-/**
- * An OVS bridge is also a network device (its internal port), so it obeys the interface
- * rules; it is further limited to a conservative character set because it appears in
- * OpenFlow management socket paths (`<rundir>/<bridge>.mgmt`).
- */
-export function validateBridgeName(name: string): string {
-  validateNetdevName('bridge', name);
-  if (!BRIDGE.test(name)) {
-    throw new NameError(
-      'bridge',
-      name,
-      'must start with a letter or digit and contain only letters, digits, "_", "." and "-"',
-    );
-  }
-  return name;
-}
-
-/** An OVS port we attach: a host network device name. */
-export function validatePortName(name: string): string {
-  return validateNetdevName('portName', name);
-}
-
-/** Kubernetes rules: namespace is a DNS-1123 label, pod name a DNS-1123 subdomain. */
-export function validatePodRef(namespace: string, name: string): void {
-  if (typeof namespace !== 'string' || namespace.length === 0) {
-    throw new NameError('podNamespace', String(namespace), 'must not be empty');
-  }
-  if (namespace.length > 63) throw new NameError('podNamespace', namespace, 'longer than 63 characters');
-  if (!DNS1123_LABEL.test(namespace)) {
-    throw new NameError(
-      'podNamespace',
-      namespace,
-      'must be a DNS-1123 label (lower-case letters, digits, "-")',
-    );
-  }
-  if (typeof name !== 'string' || name.length === 0)
-    throw new NameError('podName', String(name), 'must not be empty');
-  if (name.length > 253) throw new NameError('podName', name, 'longer than 253 characters');
-  if (!DNS1123_SUBDOMAIN.test(name)) {
-    throw new NameError(
-      'podName',
-      name,
-      'must be a DNS-1123 subdomain (lower-case letters, digits, "-", ".")',
-    );
-  }
 }
 
 /** A unicast, lower-case colon-separated MAC such as 0a:58:0a:0b:01:05. */

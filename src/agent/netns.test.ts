@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { NameError } from './names.js';
+import { NameError } from '../common/name-error.js';
 import type { PodInterfaceSpec } from './netns.js';
 import {
   configurePodInterface,

@@ -2,15 +2,9 @@ import { createHash } from 'node:crypto';
 import { statfs } from 'node:fs/promises';
 import ipaddr from 'ipaddr.js';
 import { errorMessage } from '../common/log.js';
-import { CommandError, run } from './exec.js';
-import {
-  validateContainerId,
-  validateIfName,
-  validateMac,
-  validateMtu,
-  validateNetnsPath,
-  validatePortName,
-} from './names.js';
+import { CommandError, run } from '../common/exec.js';
+import { validateIfName, validatePortName } from '../ovs/names.js';
+import { validateContainerId, validateMac, validateMtu, validateNetnsPath } from './names.js';
 
 /**
  * Pod interfaces: a veth pair whose host end stays in the agent's namespace (to be added to

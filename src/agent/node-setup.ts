@@ -1,4 +1,4 @@
-import type { Ovs } from './ovs.js';
+import type { Ovs } from '../ovs/ovs.js';
 
 export interface NodeOvsSettings {
   bridge: string;

@@ -1,12 +1,14 @@
 import type { Logger } from '../common/log.js';
 import { errorMessage } from '../common/log.js';
 import { CNI_ERROR, CniError } from './cni-error.js';
-import { EXTERNAL_ID, isPodPort } from './external-ids.js';
+import { EXTERNAL_ID, isPodPort } from '../ovs/external-ids.js';
 import type { CniAttachment, CniRequest } from './cni-request.js';
 import type { CniResult } from './cni-result.js';
 import type { HostLocalIpam, HostLocalLeaseStore } from './ipam.js';
 import type { AgentMetrics, StepTimer } from './metrics.js';
-import { hostVethName, NameError, validatePodRef } from './names.js';
+import { NameError } from '../common/name-error.js';
+import { validatePodRef } from '../k8s/names.js';
+import { hostVethName } from './names.js';
 import {
   configurePodInterface,
   createVethPair,
@@ -14,12 +16,12 @@ import {
   deleteHostVethIfOwned,
   inspectPodInterface,
 } from './netns.js';
-import type { Ovs, OvsPort } from './ovs.js';
+import type { Ovs, OvsPort } from '../ovs/ovs.js';
 import { podMacFromIp } from './pod-mac.js';
 import { defaultRoute, type PodSubnet } from './pod-subnet.js';
 
 // Where they were first defined; the agent's reconcile still takes them from here.
-export { EXTERNAL_ID, isPodPort, parseIfaceId } from './external-ids.js';
+export { EXTERNAL_ID, isPodPort, parseIfaceId } from '../ovs/external-ids.js';
 
 /** The pod subnet and the IPAM that hands out its addresses (absent until a subnet is known). */
 export interface IpamState {

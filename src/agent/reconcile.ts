@@ -4,9 +4,9 @@ import type { Logger } from '../common/log.js';
 import { errorMessage } from '../common/log.js';
 import type { IpamLease } from './ipam.js';
 import type { AgentMetrics } from './metrics.js';
-import type { Ovs, OvsPort } from './ovs.js';
+import type { Ovs, OvsPort } from '../ovs/ovs.js';
 import { EXTERNAL_ID, isPodPort, parseIfaceId, type IpamState, type PodNetwork } from './pod-network.js';
-import { kubeletPodUid } from './pod-uid.js';
+import { kubeletPodUid } from '../k8s/pod-uid.js';
 
 /** A pod on this node as the informer sees it. */
 export interface LivePod {

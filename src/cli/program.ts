@@ -6,7 +6,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError } from '../common/config-file.js';
 import { createLogger, errorMessage } from '../common/log.js';
-import { NameError } from '../agent/names.js';
+import { NameError } from '../common/name-error.js';
 import { ModelValidationError } from '../netvirt/errors.js';
 import { PROFILES } from '../netvirt/profile.js';
 import { ownerContextOf } from '../netvirt/translate-settings.js';

@@ -9,8 +9,8 @@
  * programs no flows, and the simulated nodes have no underlay between them, so a ping across
  * nodes cannot work here and is not attempted.
  */
-import { CommandError } from '../agent/exec.js';
-import { Ovs, type OvsPort } from '../agent/ovs.js';
+import { CommandError } from '../common/exec.js';
+import { Ovs, type OvsPort } from '../ovs/ovs.js';
 import { execInNetns } from './netns.js';
 import type { PodSandbox } from './pod-runtime.js';
 

@@ -4,7 +4,7 @@
  * before they reach `ip`.
  */
 import { randomBytes } from 'node:crypto';
-import { CommandError, run } from '../agent/exec.js';
+import { CommandError, run } from '../common/exec.js';
 
 export interface NamedNetns {
   /** Name under /run/netns (for `ip netns exec` and `ip -n`). */

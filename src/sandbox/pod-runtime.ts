@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import ipaddr from 'ipaddr.js';
-import { CommandError, run } from '../agent/exec.js';
+import { CommandError, run } from '../common/exec.js';
 import { createNetns, removeNetns, type NamedNetns } from './netns.js';
 import { programCommand } from './programs.js';
 

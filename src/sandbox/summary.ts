@@ -3,7 +3,7 @@
  * from odlcoectl's dump tree, so it says exactly what `odlcoectl dump` says), what the data
  * path shows, and where to look next. Pure rendering.
  */
-import type { OvsPort } from '../agent/ovs.js';
+import type { OvsPort } from '../ovs/ovs.js';
 import type { DumpElan, DumpInterface, DumpTree } from '../cli/dump.js';
 import type { PingResult } from './datapath.js';
 

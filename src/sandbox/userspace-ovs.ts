@@ -9,7 +9,7 @@
  */
 import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { run } from '../agent/exec.js';
+import { run } from '../common/exec.js';
 import { checkNetnsName } from './netns.js';
 import { isAlive, readPidFile, stopPid } from './processes.js';
 

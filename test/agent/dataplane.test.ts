@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { run } from '../../src/agent/exec.js';
+import { run } from '../../src/common/exec.js';
 import { HostLocalIpam } from '../../src/agent/ipam.js';
 import { hostVethName } from '../../src/agent/names.js';
 import {
@@ -14,7 +14,7 @@ import {
   LinkExistsError,
   linkExists,
 } from '../../src/agent/netns.js';
-import { Ovs, OvsPortConflictError } from '../../src/agent/ovs.js';
+import { Ovs, OvsPortConflictError } from '../../src/ovs/ovs.js';
 import type { TestNetns } from '../helpers/netns.js';
 import { createNetns, execIn, skipUnlessRoot, waitForPing } from '../helpers/netns.js';
 import type { OvsSandbox } from '../helpers/ovs-sandbox.js';

@@ -16,7 +16,7 @@ import { CniService } from '../../src/agent/cni-service.js';
 import { HOST_LOCAL_PATH, HostLocalIpam, HostLocalLeaseStore } from '../../src/agent/ipam.js';
 import { KeyedLock } from '../../src/agent/keyed-lock.js';
 import { AgentMetrics } from '../../src/agent/metrics.js';
-import { Ovs } from '../../src/agent/ovs.js';
+import { Ovs } from '../../src/ovs/ovs.js';
 import { PodNetwork } from '../../src/agent/pod-network.js';
 import { startOvsSandbox, type OvsSandbox } from '../helpers/ovs-sandbox.js';
 

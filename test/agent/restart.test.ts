@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { HostLocalIpam } from '../../src/agent/ipam.js';
 import { hostVethName } from '../../src/agent/names.js';
 import { inspectPodInterface, linkExists } from '../../src/agent/netns.js';
-import { Ovs } from '../../src/agent/ovs.js';
+import { Ovs } from '../../src/ovs/ovs.js';
 import { createNetns, skipUnlessRoot, type TestNetns } from '../helpers/netns.js';
 import { stopPid } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';

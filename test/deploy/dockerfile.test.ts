@@ -216,9 +216,11 @@ describe('Dockerfile', () => {
         .split(/\s+/)
         .filter((w) => /^[a-z0-9][a-z0-9.+-]+$/.test(w) && !['apt-get', 'install', 'rm'].includes(w)),
     );
-    // Programs the agent runs by name (`run('ip', ...)`), plus host-local by its configured path.
+    // Programs the agent runs by name (`run('ip', ...)`), itself or through the Open vSwitch
+    // adapter, plus host-local by its configured path.
     const spawned = new Set<string>();
-    for (const file of filesUnder('src/agent').filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))) {
+    const agentFiles = ['src/agent', 'src/ovs'].flatMap((dir) => filesUnder(dir));
+    for (const file of agentFiles.filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))) {
       for (const m of read(file).matchAll(/\brun\('([\w.-]+)'/g)) spawned.add(m[1] as string);
       for (const m of read(file).matchAll(/\[`--net=\$\{\w+\}`, '([\w.-]+)'/g)) spawned.add(m[1] as string);
     }

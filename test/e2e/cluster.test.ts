@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { run } from '../../src/agent/exec.js';
+import { run } from '../../src/common/exec.js';
 import { vpnName } from '../../src/netvirt/index.js';
 import { readOdl } from '../../src/cli/snapshot.js';
 import { ownerContextOf } from '../../src/netvirt/translate-settings.js';

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { run } from '../../src/agent/exec.js';
+import { run } from '../../src/common/exec.js';
 import type { DumpTree } from '../../src/cli/dump.js';
 import { silentLogger } from '../../src/common/log.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';

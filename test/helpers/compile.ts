@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { run } from '../../src/agent/exec.js';
+import { run } from '../../src/common/exec.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 

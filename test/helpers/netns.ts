@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
-import { CommandError, run } from '../../src/agent/exec.js';
+import { CommandError, run } from '../../src/common/exec.js';
 import { waitFor } from './wait.js';
 
 /**

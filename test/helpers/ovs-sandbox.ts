@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CommandError, run } from '../../src/agent/exec.js';
+import { CommandError, run } from '../../src/common/exec.js';
 import { startUserspaceOvs, type UserspaceOvs } from '../../src/sandbox/userspace-ovs.js';
 import { lockNetworkNamespace } from './netns-lock.js';
 

@@ -13,7 +13,8 @@
  * what comes next). The OVS steps need the node's OVSDB; elsewhere they are skipped with a note.
  */
 import { errorMessage } from '../../common/log.js';
-import { validateBridgeName, validatePodRef } from '../../agent/names.js';
+import { validatePodRef } from '../../k8s/names.js';
+import { validateBridgeName } from '../../ovs/names.js';
 import type { KubeClient } from '../../k8s/kube-client.js';
 import { interfaceName } from '../../netvirt/names.js';
 import { ownerContextOf, translateSettingsOf } from '../../netvirt/translate-settings.js';

@@ -5,10 +5,10 @@
  */
 import { hostname } from 'node:os';
 import { errorMessage } from '../../common/log.js';
-import { CommandError } from '../../agent/exec.js';
-import { Ovs, type OvsPort } from '../../agent/ovs.js';
-import { EXTERNAL_ID } from '../../agent/external-ids.js';
-import { kubeletPodUid } from '../../agent/pod-uid.js';
+import { CommandError } from '../../common/exec.js';
+import { Ovs, type OvsPort } from '../../ovs/ovs.js';
+import { EXTERNAL_ID } from '../../ovs/external-ids.js';
+import { kubeletPodUid } from '../../k8s/pod-uid.js';
 import { canonicalIp, podMac } from '../../netvirt/names.js';
 import { cell } from '../render.js';
 import type { PodFacts } from './facts.js';

@@ -1,8 +1,3 @@
-import { createConnection, type Socket } from 'node:net';
-import type { Logger } from '../../common/log.js';
-import { errorMessage, silentLogger } from '../../common/log.js';
-import { JsonStreamParser } from './json-stream.js';
-
 /**
  * An OVSDB JSON-RPC (RFC 7047) client over ovsdb-server's unix socket: one persistent
  * connection, opened on first use and again on the next request after it broke (an
@@ -17,6 +12,10 @@ import { JsonStreamParser } from './json-stream.js';
  * The socket is unref'd: an idle connection never keeps the process alive, a pending request
  * does (its timer).
  */
+import { createConnection, type Socket } from 'node:net';
+import type { Logger } from '../../common/log.js';
+import { errorMessage, silentLogger } from '../../common/log.js';
+import { JsonStreamParser } from './json-stream.js';
 
 export interface OvsdbClientOptions {
   /** ovsdb-server's unix socket. */

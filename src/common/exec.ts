@@ -1,14 +1,14 @@
-import { spawn } from 'node:child_process';
-
 /**
- * The one place where the agent starts processes (`ip`, `nsenter`, `ovs-vsctl`, host-local).
+ * The one place where odlcoe starts processes (`ip`, `nsenter`, `ovs-vsctl`, host-local): the
+ * agent, odlcoectl trace, the sandbox and the tests all spawn through it.
  *
  * Argument arrays only: nothing is ever interpreted by a shell, so a hostile pod name or
  * interface name cannot become a command. Every command has a deadline; a hung `ovs-vsctl`
  * (ovsdb-server wedged) or `ip` (RTNL contention) must not pin a CNI request forever.
  */
+import { spawn } from 'node:child_process';
 
-export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
 
 /** Output beyond this is dropped (and the command fails): no tool we call prints megabytes. */
 const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
@@ -77,7 +77,7 @@ function describeExit(code: number | null, signal: NodeJS.Signals | null, timedO
  * On timeout the child is killed by its pid: SIGTERM, then SIGKILL after a short grace.
  */
 export function run(cmd: string, args: readonly string[], opts: RunOptions = {}): Promise<RunResult> {
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     return Promise.reject(new RangeError(`timeoutMs must be a positive number, got ${timeoutMs}`));
   }

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EXTERNAL_ID, isPodPort, parseIfaceId } from './external-ids.js';
-import { hostVethName } from './names.js';
 
 describe('pod port external_ids', () => {
   it('splits an iface-id at its first colon (a pod name never has one, the namespace neither)', () => {
@@ -15,7 +14,7 @@ describe('pod port external_ids', () => {
   });
 
   it("recognises odlcoe's pod ports by their veth name and container-id, and nothing else", () => {
-    const name = hostVethName('c0ffee', 'eth0');
+    const name = 'veth6ad2516c'; // the agent's hostVethName('c0ffee', 'eth0')
     const port = (n: string, ids: Record<string, string>) => ({ name: n, ofport: 1, externalIds: ids });
     assert.equal(isPodPort(port(name, { [EXTERNAL_ID.containerId]: 'c0ffee' })), true);
     assert.equal(isPodPort(port(name, { [EXTERNAL_ID.ifaceId]: 'default:web-0' })), false, 'no container-id');

@@ -1,3 +1,7 @@
+/**
+ * Which pod a CNI request or an OVS port belongs to, as kubelet names it: the agent accepts an
+ * ADD and keeps a port by this UID, and odlcoectl trace checks the port's `pod-uid` against it.
+ */
 import type { V1Pod } from '@kubernetes/client-node';
 
 /** The annotation kubelet puts on a static pod's mirror pod: the static pod's own UID. */

@@ -1,29 +1,6 @@
-import { performance } from 'node:perf_hooks';
-import ipaddr from 'ipaddr.js';
-import type { Logger } from '../common/log.js';
-import { errorMessage, silentLogger } from '../common/log.js';
-import { run } from './exec.js';
-import { validateBridgeName, validatePortName } from './names.js';
-import {
-  OvsdbClient,
-  OvsdbConnectionError,
-  OvsdbTransactionError,
-  type OvsdbOperation,
-  type OvsdbOperationResult,
-} from './ovsdb/client.js';
-import {
-  decodeMap,
-  decodeOptional,
-  decodeSet,
-  decodeUuid,
-  namedUuid,
-  ovsMap,
-  ovsSet,
-  uuid,
-} from './ovsdb/datum.js';
-
 /**
- * Open vSwitch for the agent. Pod ports (addPort, delPort, getPort, listPorts) and ping go
+ * The Open vSwitch adapter: the agent wires pods with it, odlcoectl trace and the sandbox read
+ * the bridge through it. Pod ports (addPort, delPort, getPort, listPorts) and ping go
  * to ovsdb-server directly, over one persistent OVSDB JSON-RPC connection (RFC 7047, see
  * ovsdb/client.ts): they run on every CNI ADD and DEL, where an `ovs-vsctl` process per call
  * cost more than everything else together. Node set-up (bridge, controllers, managers,
@@ -45,6 +22,29 @@ import {
  *   after the insert might have committed, the row is removed again, but only if its
  *   external_ids are still the ones this call wrote.
  */
+import { performance } from 'node:perf_hooks';
+import ipaddr from 'ipaddr.js';
+import type { Logger } from '../common/log.js';
+import { errorMessage, silentLogger } from '../common/log.js';
+import { run } from '../common/exec.js';
+import { validateBridgeName, validatePortName } from './names.js';
+import {
+  OvsdbClient,
+  OvsdbConnectionError,
+  OvsdbTransactionError,
+  type OvsdbOperation,
+  type OvsdbOperationResult,
+} from './ovsdb/client.js';
+import {
+  decodeMap,
+  decodeOptional,
+  decodeSet,
+  decodeUuid,
+  namedUuid,
+  ovsMap,
+  ovsSet,
+  uuid,
+} from './ovsdb/datum.js';
 
 export interface OvsPort {
   name: string;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { NameError } from './names.js';
+import { NameError } from '../common/name-error.js';
 import { Ovs, OvsError } from './ovs.js';
 
 // Real OVS behaviour is covered by test/agent/dataplane.test.ts and test/agent/ovsdb.test.ts
