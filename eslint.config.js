@@ -28,6 +28,25 @@ export default tseslint.config(
     },
   },
   {
+    // odlcoectl reads through the models, the adapters and the ODL reader, never through a
+    // program's internals: what it shows must not depend on how the watcher or agent run.
+    files: ['src/cli/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/agent/*', '**/watcher/*'],
+              message:
+                'odlcoectl does not import src/agent/ or src/watcher/; move what it needs to a shared module',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The CNI shim runs on every pod start: node: built-ins only, nothing else.
     files: ['cni/**/*.ts'],
     ignores: ['cni/**/*.test.ts'],

@@ -39,7 +39,7 @@ import { authorizationHeader } from '../../src/restconf/auth.js';
 import { DEFAULT_CONCURRENCY, RestconfClient } from '../../src/restconf/client.js';
 import { DIALECTS, encodePath, type DataPath, type Dialect } from '../../src/restconf/path.js';
 import type { EventRecorder } from '../../src/watcher/events.js';
-import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/watcher/settings.js';
+import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/config/watcher-settings.js';
 import { startWatcher, type Watcher } from '../../src/watcher/watcher.js';
 import { REPO_ROOT, startListening, stopChild, type ListeningChild } from '../common/child.js';
 import { MIB } from '../common/memory.js';

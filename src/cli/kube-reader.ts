@@ -7,7 +7,7 @@
 import type { CoreV1Event, V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
 import { isGone, KubeApiError, type KubeClient } from '../k8s/kube-client.js';
 import { LeaseLock } from '../k8s/lease-lock.js';
-import { COMPONENT } from '../watcher/events.js';
+import { WATCHER_EVENT_COMPONENT } from '../config/watcher-settings.js';
 
 export const PAGE_SIZE = 500;
 /** A list restarted this often because its continue token expired (410) is given up on. */
@@ -107,7 +107,10 @@ export interface WatcherEvent {
 export async function readWatcherEvents(kube: KubeClient, opts: ReadOptions): Promise<WatcherEvent[]> {
   const events = await listAll<CoreV1Event>(kube, '/api/v1/events', opts);
   return events
-    .filter((e) => e.source?.component === COMPONENT || e.reportingComponent === COMPONENT)
+    .filter(
+      (e) =>
+        e.source?.component === WATCHER_EVENT_COMPONENT || e.reportingComponent === WATCHER_EVENT_COMPONENT,
+    )
     .map((e) => {
       const o = e.involvedObject;
       const name = o.namespace ? `${o.namespace}/${o.name ?? '?'}` : (o.name ?? '?');

@@ -16,7 +16,7 @@ function file(name: string, text: string): string {
   return path;
 }
 
-/** A watcher config file (src/watcher/config.ts schema): odlcoectl takes its settings from it. */
+/** A watcher config file (src/config/watcher-config.ts schema): odlcoectl takes its settings from it. */
 const WATCHER_FILE = `
 clusterName: prod
 odl:

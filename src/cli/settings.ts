@@ -2,7 +2,7 @@
  * odlcoectl settings are the watcher's settings: the same config file (`--config` or
  * ODLCOE_CONFIG, validated by the watcher's own schema), the same environment variables and
  * the same flag names, merged the same way (flags > environment > file > defaults) by
- * src/watcher/config.ts. An operator points odlcoectl at the watcher's file and both agree on
+ * src/config/watcher-config.ts. An operator points odlcoectl at the watcher's file and both agree on
  * the cluster name, ODL, the model profile, the RD administrator and route target (what makes
  * an ODL object this cluster's) and the leader Lease. Only the output format and the request
  * deadline are odlcoectl's own.
@@ -10,13 +10,13 @@
 import { ConfigError } from '../common/config-file.js';
 import type { Profile } from '../netvirt/profile.js';
 import type { Dialect } from '../restconf/path.js';
-import { loadWatcherConfig } from '../watcher/config.js';
-import type { SubnetSource } from '../watcher/settings.js';
+import { loadWatcherConfig } from '../config/watcher-config.js';
+import type { SubnetSource } from '../config/watcher-settings.js';
 
 export type OutputFormat = 'human' | 'json';
 export const OUTPUT_FORMATS: readonly OutputFormat[] = ['human', 'json'];
 
-/** The Lease the watcher's leader election uses unless configured otherwise (src/watcher/config.ts). */
+/** The Lease the watcher's leader election uses unless configured otherwise (src/config/watcher-config.ts). */
 export const DEFAULT_LEASE = { namespace: 'kube-system', name: 'odlcoe-watcher' } as const;
 export const DEFAULT_TIMEOUT_SECONDS = 30;
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../common/config-file.js';
-import { loadWatcherConfig, parseDuration } from './config.js';
+import { loadWatcherConfig, parseDuration } from './watcher-config.js';
 
 const base = { odlUrl: 'http://odl:8181', profile: 'sodium', clusterName: 'prod' };
 const fileBase = { clusterName: 'prod', odl: { url: 'http://odl:8181', profile: 'sodium' } };

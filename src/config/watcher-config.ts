@@ -2,6 +2,8 @@
  * The watcher's configuration: a YAML or JSON file (`--config`), environment variables and
  * command-line flags, merged with flags over environment over file over defaults. Every value
  * is validated where it comes from, so an error names the flag, variable or file key at fault.
+ * It sits outside src/watcher/ because odlcoectl takes its settings from the very same code
+ * (src/cli/settings.ts), so that both agree on the cluster name, ODL and the leader Lease.
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
@@ -16,7 +18,7 @@ import {
   type BackendName,
   type SubnetSource,
   type WatcherSettings,
-} from './settings.js';
+} from './watcher-settings.js';
 
 /** `250ms`, `30s`, `5m`, `1h`, `1m30s`; a bare number is seconds. */
 export function parseDuration(value: string | number): number {

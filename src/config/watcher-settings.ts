@@ -1,9 +1,15 @@
 /**
  * The watcher's resolved settings (after file, environment and flags were merged and
- * validated by config.ts). Durations are milliseconds.
+ * validated by watcher-config.ts). Durations are milliseconds.
  */
 import type { Profile } from '../netvirt/profile.js';
 import type { Dialect } from '../restconf/path.js';
+
+/**
+ * The component the watcher's Kubernetes Events carry (`source.component`,
+ * `reportingComponent`); odlcoectl finds the watcher's Events by it.
+ */
+export const WATCHER_EVENT_COMPONENT = 'odlcoe-watcher';
 
 /** Where node pod subnets come from (see docs/watcher.md). */
 export type SubnetSource = 'odl' | 'podCIDR' | 'allocate';

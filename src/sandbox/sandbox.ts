@@ -28,7 +28,7 @@ import type { Profile } from '../netvirt/profile.js';
 import { ownerContextOf } from '../netvirt/translate-settings.js';
 import type { RestconfClient } from '../restconf/client.js';
 import type { Dialect } from '../restconf/path.js';
-import { loadWatcherConfig } from '../watcher/config.js';
+import { loadWatcherConfig } from '../config/watcher-config.js';
 import { startWatcher, type Watcher } from '../watcher/watcher.js';
 import { measureProgress, type Progress } from './convergence.js';
 import { bridgePorts, pingWithinNode } from './datapath.js';

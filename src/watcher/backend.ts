@@ -28,7 +28,7 @@ import type { EntryCache, EntryChange } from './entry-cache.js';
 import type { EventRecorder } from './events.js';
 import type { WatcherMetrics } from './metrics.js';
 import type { ReconcileOutcome, WriteGuard } from './reconcile.js';
-import type { WatcherSettings } from './settings.js';
+import type { WatcherSettings } from '../config/watcher-settings.js';
 
 /** Everything a backend may use; built once per watcher by the core. */
 export interface BackendContext {

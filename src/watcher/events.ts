@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../common/log.js';
 import { errorMessage } from '../common/log.js';
+import { WATCHER_EVENT_COMPONENT } from '../config/watcher-settings.js';
 import { KubeApiError, KubeClient } from '../k8s/kube-client.js';
 import type { KubeObjectRef } from '../netvirt/plan.js';
 
@@ -25,8 +26,6 @@ interface Recorded {
   count: number;
   lastSentAt: number;
 }
-
-export const COMPONENT = 'odlcoe-watcher';
 
 export class KubeEventRecorder implements EventRecorder {
   private readonly client: KubeClient;
@@ -100,8 +99,8 @@ export class KubeEventRecorder implements EventRecorder {
       count: entry.count,
       firstTimestamp: timestamp,
       lastTimestamp: timestamp,
-      source: { component: COMPONENT, host: this.host },
-      reportingComponent: COMPONENT,
+      source: { component: WATCHER_EVENT_COMPONENT, host: this.host },
+      reportingComponent: WATCHER_EVENT_COMPONENT,
       reportingInstance: this.host,
     };
     try {

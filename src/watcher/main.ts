@@ -9,8 +9,8 @@ import { Command, Option } from 'commander';
 import { ConfigError } from '../common/config-file.js';
 import { createLogger, errorMessage } from '../common/log.js';
 import { loadRestconfAuth } from '../restconf/auth.js';
-import { loadWatcherConfig } from './config.js';
-import { BACKEND_NAMES } from './settings.js';
+import { loadWatcherConfig } from '../config/watcher-config.js';
+import { BACKEND_NAMES } from '../config/watcher-settings.js';
 import { defaultIdentity, startWatcher } from './watcher.js';
 
 function program(): Command {

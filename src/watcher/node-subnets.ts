@@ -17,7 +17,7 @@ import { k8sNodeOwnership, type K8sNode } from '../netvirt/k8s-node.js';
 import { parseCidr } from '../netvirt/names.js';
 import type { OwnerContext } from '../netvirt/ownership.js';
 import type { EntrySubnet } from '../netvirt/plan.js';
-import type { SubnetSource } from './settings.js';
+import type { SubnetSource } from '../config/watcher-settings.js';
 import { SubnetAllocator } from './subnet-allocator.js';
 
 /** The k8s-node entries of a backend's ODL cache, as far as node subnets need them. */

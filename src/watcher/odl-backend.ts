@@ -24,7 +24,7 @@ import { k8sNodeEntries, NodeSubnets } from './node-subnets.js';
 import { runPlan, type PlanContext, type PlanRun } from './plan-executor.js';
 import type { ReconcileOutcome, WriteGuard } from './reconcile.js';
 import { reconcileNode, type NodeKeyContext } from './reconcile-node.js';
-import { subnetAllocation } from './settings.js';
+import { subnetAllocation } from '../config/watcher-settings.js';
 import type { KeyPlan } from '../netvirt/plan.js';
 
 export abstract class OdlBackend implements Backend {

@@ -39,7 +39,7 @@ import { KubeEventRecorder, type EventRecorder } from './events.js';
 import { WatcherMetrics } from './metrics.js';
 import { NetvirtBackend } from './netvirt-backend.js';
 import { keyKind, type WriteGuard } from './reconcile.js';
-import type { BackendName, WatcherSettings } from './settings.js';
+import type { BackendName, WatcherSettings } from '../config/watcher-settings.js';
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -367,7 +367,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
       name: `watcher-${backend.name}`,
       workers: settings.workers,
       reconcile: (key, signal) => reconcileKey(t, key, signal),
-      // The overall bound on retries (settings.ts says why these defaults).
+      // The overall bound on retries (watcher-settings.ts says why these defaults).
       rateLimit: { perSecond: settings.retryRatePerSecond, burst: settings.retryBurst },
       registry,
       logger,
@@ -523,7 +523,7 @@ export function createBackend(name: BackendName, ctx: BackendContext): Backend {
     case 'coe-northbound':
       return new CoeNorthboundBackend(ctx);
     default:
-      // Settings from a caller that bypassed config.ts's validation.
+      // Settings from a caller that bypassed watcher-config.ts's validation.
       throw new Error(
         `unknown backend ${JSON.stringify(name satisfies never)} (known: netvirt, coe-northbound)`,
       );

@@ -26,7 +26,7 @@ import { promisify } from 'node:util';
 import YAML from 'yaml';
 import { buildAgentConfig, type AgentConfig } from '../../src/agent/config.js';
 import { startKubeSim, type KubeSim } from '../../src/kubesim/server.js';
-import { loadWatcherConfig, type WatcherConfig } from '../../src/watcher/config.js';
+import { loadWatcherConfig, type WatcherConfig } from '../../src/config/watcher-config.js';
 import { apiCalls, key, verbsByResource } from './api-calls.js';
 import {
   DEPLOY_DIR,

@@ -18,7 +18,7 @@ import { netvirtPaths, type Profile } from '../../src/netvirt/index.js';
 import { RestconfClient } from '../../src/restconf/client.js';
 import type { DataPath, Dialect } from '../../src/restconf/path.js';
 import { CoeNorthboundBackend } from '../../src/watcher/coe-northbound/backend.js';
-import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/watcher/settings.js';
+import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/config/watcher-settings.js';
 import { startWatcher, type Watcher } from '../../src/watcher/watcher.js';
 import { waitFor } from '../helpers/wait.js';
 

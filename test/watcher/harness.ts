@@ -20,7 +20,7 @@ import type { Profile } from '../../src/netvirt/profile.js';
 import { RestconfClient } from '../../src/restconf/client.js';
 import type { DataPath, Dialect } from '../../src/restconf/path.js';
 import type { EventRecorder, InvolvedObject } from '../../src/watcher/events.js';
-import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/watcher/settings.js';
+import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/config/watcher-settings.js';
 import { startWatcher, type Watcher, type WatcherOptions } from '../../src/watcher/watcher.js';
 import { waitFor } from '../helpers/wait.js';
 
