@@ -1,3 +1,11 @@
+/**
+ * The agent program's wiring: one object per node that owns the OVS connection, the pod
+ * informer, the CNI server and the background tasks, and decides when ADD may be served. Why it
+ * is built this way: DEL must work whatever else is down, so the CNI server starts first; ADD
+ * waits until OVS is set up, ODL confirmed the node's subnet, the CNI config is written and
+ * the start-up reconcile removed what pods deleted meanwhile left behind. The work itself
+ * lives elsewhere: pod-attach.ts (ADD/DEL), reconcile.ts, node-setup.ts, node-subnet.ts, cni/.
+ */
 import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,26 +16,26 @@ import { errorMessage } from '../common/log.js';
 import type { Registry } from '../common/metrics.js';
 import { startOpsServer, type OpsServer } from '../common/ops-server.js';
 import { Informer } from '../k8s/informer.js';
-import { nodeInternalIp } from '../netvirt/kube.js';
 import { KubeClient } from '../k8s/kube-client.js';
+import { kubeletPodUid } from '../k8s/pod-uid.js';
+import { nodeInternalIp } from '../netvirt/kube.js';
+import { Ovs } from '../ovs/ovs.js';
 import type { RestconfAuth } from '../restconf/auth.js';
 import { RestconfClient } from '../restconf/client.js';
-import { CNI_ERROR, CniError } from './cni-error.js';
-import { startCniServer, type CniServer } from './cni-server.js';
-import { CniService } from './cni-service.js';
+import { readConflistSubnet, renderConflist, writeFileAtomic } from './cni/conflist.js';
+import { CNI_ERROR, CniError } from './cni/error.js';
+import { replayPendingDels } from './cni/pending-del.js';
+import { startCniServer, type CniServer } from './cni/server.js';
+import { CniService } from './cni/service.js';
 import type { AgentConfig } from './config.js';
-import { readConflistSubnet, renderConflist, writeFileAtomic } from './conflist.js';
 import { HostLocalIpam, HostLocalLeaseStore } from './ipam.js';
 import { KeyedLock } from './keyed-lock.js';
 import { AgentMetrics } from './metrics.js';
 import { setupNodeOvs } from './node-setup.js';
 import { fetchNodeSubnet } from './node-subnet.js';
-import { Ovs } from '../ovs/ovs.js';
-import { replayPendingDels } from './pending-del.js';
-import { PodNetwork, type IpamState } from './pod-network.js';
+import { PodAttacher, type IpamState } from './pod-attach.js';
 import { defaultRoute, parsePodSubnet, type PodSubnet } from './pod-subnet.js';
-import { kubeletPodUid } from '../k8s/pod-uid.js';
-import { reconcileNode } from './reconcile.js';
+import { reconcileNodeAttachments } from './reconcile.js';
 
 export interface AgentDeps {
   kubeConfig: KubeConfig;
@@ -65,7 +73,7 @@ export class Agent {
   private readonly restconf: RestconfClient;
   private readonly kube: KubeClient;
   private readonly informer: Informer<V1Pod>;
-  private readonly podNetwork: PodNetwork;
+  private readonly attacher: PodAttacher;
   private readonly service: CniService;
   private readonly abort = new AbortController();
   private readonly tasks: Promise<void>[] = [];
@@ -111,7 +119,7 @@ export class Agent {
       registry: deps.registry,
       logger: this.logger,
     });
-    this.podNetwork = new PodNetwork({
+    this.attacher = new PodAttacher({
       ovs: this.ovs,
       bridge: config.ovs.bridge,
       mtu: config.cni.mtu,
@@ -132,7 +140,7 @@ export class Agent {
       logger: this.logger,
     });
     this.service = new CniService({
-      podNetwork: this.podNetwork,
+      attacher: this.attacher,
       lock: this.lock,
       metrics: this.metrics,
       logger: this.logger,
@@ -403,10 +411,10 @@ export class Agent {
     while (!this.state.ovsReady) await sleep(200, signal);
     const reconcile = async () => {
       const result = await this.retry('start-up reconcile', signal, async () => {
-        const r = await reconcileNode({
+        const r = await reconcileNodeAttachments({
           ovs: this.ovs,
           bridge: this.config.ovs.bridge,
-          podNetwork: this.podNetwork,
+          attacher: this.attacher,
           ipamState: () => this.ipam,
           pods: this.informer.list(),
           metrics: this.metrics,

@@ -4,8 +4,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { HOST_LOCAL_PATH, HostLocalIpam, IpamConfigError, IpamError } from './ipam.js';
 import { NameError } from '../common/name-error.js';
+import { HOST_LOCAL_PATH, HostLocalIpam, IpamConfigError, IpamError } from './ipam.js';
 
 // host-local needs no privileges: these run it for real against a temp data dir.
 const skip = existsSync(HOST_LOCAL_PATH)

@@ -1,11 +1,3 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import ipaddr from 'ipaddr.js';
-import { errorMessage } from '../common/log.js';
-import { CommandError, run } from '../common/exec.js';
-import { validateIfName } from '../ovs/names.js';
-import { validateContainerId, validateNetnsPath, validateNetworkName } from './names.js';
-
 /**
  * Address management by exec'ing the reference `host-local` IPAM plugin (Debian's
  * containernetworking-plugins 1.1.1), exactly as a CNI main plugin would.
@@ -18,6 +10,13 @@ import { validateContainerId, validateNetnsPath, validateNetworkName } from './n
  * host-local refuses a second ADD for the same container id and ifname while the first
  * lease exists (code 999, "duplicate allocation"); a retried ADD must DEL first.
  */
+import { readdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import ipaddr from 'ipaddr.js';
+import { CommandError, run } from '../common/exec.js';
+import { errorMessage } from '../common/log.js';
+import { validateIfName } from '../ovs/names.js';
+import { validateContainerId, validateNetnsPath, validateNetworkName } from './names.js';
 
 export const HOST_LOCAL_PATH = '/usr/lib/cni/host-local';
 export const HOST_LOCAL_CNI_VERSION = '1.0.0';

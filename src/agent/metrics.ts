@@ -1,3 +1,8 @@
+/**
+ * The agent's Prometheus metrics: request latency per CNI command and result, the duration of
+ * each step of ADD and DEL (so a slow pod start points at IPAM, `ip`, OVSDB or ovs-vswitchd),
+ * and errors per OVS and IPAM operation.
+ */
 import { performance } from 'node:perf_hooks';
 import { Counter, Histogram, LATENCY_BUCKETS, metric, type Registry } from '../common/metrics.js';
 

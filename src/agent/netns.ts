@@ -1,11 +1,3 @@
-import { createHash } from 'node:crypto';
-import { statfs } from 'node:fs/promises';
-import ipaddr from 'ipaddr.js';
-import { errorMessage } from '../common/log.js';
-import { CommandError, run } from '../common/exec.js';
-import { validateIfName, validatePortName } from '../ovs/names.js';
-import { validateContainerId, validateMac, validateMtu, validateNetnsPath } from './names.js';
-
 /**
  * Pod interfaces: a veth pair whose host end stays in the agent's namespace (to be added to
  * OVS) and whose other end is the pod's interface.
@@ -32,6 +24,13 @@ import { validateContainerId, validateMac, validateMtu, validateNetnsPath } from
  * succeeds and sets nothing, iproute2 6.1 / Linux 6.x), so the alias is a second command of
  * the same `ip -batch` process: no extra process on the ADD path.
  */
+import { createHash } from 'node:crypto';
+import { statfs } from 'node:fs/promises';
+import ipaddr from 'ipaddr.js';
+import { CommandError, run } from '../common/exec.js';
+import { errorMessage } from '../common/log.js';
+import { validateIfName, validatePortName } from '../ovs/names.js';
+import { validateContainerId, validateMac, validateMtu, validateNetnsPath } from './names.js';
 
 export interface PodInterfaceSpec {
   /** Path of the pod's network namespace (CNI_NETNS). */

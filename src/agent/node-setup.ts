@@ -1,3 +1,8 @@
+/**
+ * Open vSwitch as NetVirt expects a node to look (integration bridge, OVSDB manager,
+ * controllers, tunnel endpoint). Kept idempotent and separate from pod wiring, because it is
+ * re-applied periodically to repair an OVS restarted with a fresh database.
+ */
 import type { Ovs } from '../ovs/ovs.js';
 
 export interface NodeOvsSettings {

@@ -1,3 +1,7 @@
+/**
+ * Where the node's pod subnet comes from: ODL, not the agent's configuration, so that the
+ * watcher (which writes it) and the agent (which hands out its addresses) cannot disagree.
+ */
 import ipaddr from 'ipaddr.js';
 import type { DataPath } from '../restconf/path.js';
 import type { RestconfClient } from '../restconf/client.js';

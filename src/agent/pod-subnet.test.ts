@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { podMacFromIp } from './pod-mac.js';
 import { parsePodSubnet } from './pod-subnet.js';
 
 describe('parsePodSubnet', () => {
@@ -22,20 +21,5 @@ describe('parsePodSubnet', () => {
     for (const bad of ['', 'ten', '10.11.1.0', '10.11.1.0/33', '10.0.0.0/31', '10.0.0.1/32', 'fd00::/127']) {
       assert.throws(() => parsePodSubnet(bad), /pod subnet/, bad);
     }
-  });
-});
-
-describe('podMacFromIp', () => {
-  it('is 0a:58 followed by the IPv4 bytes', () => {
-    assert.equal(podMacFromIp('10.11.1.5'), '0a:58:0a:0b:01:05');
-    assert.equal(podMacFromIp('192.168.255.254'), '0a:58:c0:a8:ff:fe');
-  });
-
-  it('uses the last four bytes of an IPv6 address', () => {
-    assert.equal(podMacFromIp('fd00::a0b:105'), '0a:58:0a:0b:01:05');
-  });
-
-  it('refuses what is not an address', () => {
-    assert.throws(() => podMacFromIp('10.11.1.5/24'), /not an IP/);
   });
 });

@@ -1,10 +1,12 @@
-import ipaddr from 'ipaddr.js';
-
 /**
  * A node's pod subnet as host-local needs it. ODL's `pod-cidr` leaf is free text, so it is
  * parsed and normalised here; the gateway is the first address (ODL NetVirt answers ARP for
- * it on the node's ELAN), pods get the rest.
+ * it on the node's ELAN), by the very rule the watcher writes it into ODL with (netvirt
+ * gatewayIp); pods get the rest.
  */
+import ipaddr from 'ipaddr.js';
+import { gatewayIp } from '../netvirt/names.js';
+
 export interface PodSubnet {
   /** Normalised `network/prefix`. */
   cidr: string;
@@ -24,14 +26,12 @@ export function parsePodSubnet(text: string): PodSubnet {
   if (prefix > bits - 2) throw new Error(`pod subnet ${trimmed} is too small (prefix /${prefix})`);
   const network =
     family === 4 ? ipaddr.IPv4.networkAddressFromCIDR(trimmed) : ipaddr.IPv6.networkAddressFromCIDR(trimmed);
-  const bytes = network.toByteArray();
-  // gateway = network + 1 (the last byte of a network address with prefix <= bits-2 is even).
-  bytes[bytes.length - 1] = (bytes[bytes.length - 1] ?? 0) + 1;
-  const gateway = ipaddr.fromByteArray(bytes).toString();
+  const cidr = `${network.toString()}/${prefix}`;
+  const gateway = gatewayIp(cidr);
   const hostBits = bits - prefix;
   const size = hostBits >= 53 ? Number.MAX_SAFE_INTEGER : 2 ** hostBits;
   const capacity = family === 4 ? size - 3 : size - 2;
-  return { cidr: `${network.toString()}/${prefix}`, gateway, family, capacity };
+  return { cidr, gateway, family, capacity };
 }
 
 /** The default route of the subnet's family. */

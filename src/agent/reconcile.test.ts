@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { IpamLease } from './ipam.js';
 import type { OvsPort } from '../ovs/ovs.js';
+import type { IpamLease } from './ipam.js';
 import { livePods, planReconcile, type LivePod } from './reconcile.js';
 
 const port = (name: string, ids: Record<string, string>): OvsPort => ({ name, ofport: 3, externalIds: ids });

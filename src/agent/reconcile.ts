@@ -1,12 +1,19 @@
+/**
+ * The start-up reconcile: what kubelet deleted while the agent was away (ports, veths, leases
+ * of pods no longer on this node) is removed before ADDs are served, since no DEL will ever come
+ * for it. Decided by a pure plan (planReconcile) from the bridge, the leases and the synced pod
+ * informer, so that the rule "anything in doubt stays" is tested without OVS.
+ */
 import type { V1Pod } from '@kubernetes/client-node';
 import ipaddr from 'ipaddr.js';
 import type { Logger } from '../common/log.js';
 import { errorMessage } from '../common/log.js';
+import { kubeletPodUid } from '../k8s/pod-uid.js';
+import { EXTERNAL_ID, isPodPort, parseIfaceId } from '../ovs/external-ids.js';
+import type { Ovs, OvsPort } from '../ovs/ovs.js';
 import type { IpamLease } from './ipam.js';
 import type { AgentMetrics } from './metrics.js';
-import type { Ovs, OvsPort } from '../ovs/ovs.js';
-import { EXTERNAL_ID, isPodPort, parseIfaceId, type IpamState, type PodNetwork } from './pod-network.js';
-import { kubeletPodUid } from '../k8s/pod-uid.js';
+import type { IpamState, PodAttacher } from './pod-attach.js';
 
 /** A pod on this node as the informer sees it. */
 export interface LivePod {
@@ -90,7 +97,7 @@ export function planReconcile(
 export interface ReconcileOptions {
   ovs: Ovs;
   bridge: string;
-  podNetwork: PodNetwork;
+  attacher: PodAttacher;
   ipamState: () => IpamState | undefined;
   pods: readonly V1Pod[];
   metrics: AgentMetrics;
@@ -104,7 +111,7 @@ export interface ReconcileOptions {
  * the IPAM of a known subnet: without one they are not looked at (`leasesChecked` false) and
  * the caller runs it again once the subnet is known.
  */
-export async function reconcileNode(
+export async function reconcileNodeAttachments(
   o: ReconcileOptions,
 ): Promise<{ ports: number; leases: number; failures: number; leasesChecked: boolean }> {
   const state = o.ipamState();
@@ -119,7 +126,7 @@ export async function reconcileNode(
         pod: port.externalIds[EXTERNAL_ID.ifaceId],
         containerId: port.externalIds[EXTERNAL_ID.containerId],
       });
-      await o.podNetwork.removePort(port);
+      await o.attacher.removePort(port);
     } catch (err) {
       failures += 1;
       o.logger.error('reconcile: could not remove attachment', { port: port.name, error: errorMessage(err) });

@@ -106,3 +106,18 @@ describe('naming rules', () => {
     assert.throws(() => ownershipMarker('prod', 'pod', 'u'.repeat(240)), /above the 242/);
   });
 });
+
+describe('podMac', () => {
+  it('is 0a:58 followed by the IPv4 bytes', () => {
+    assert.equal(podMac('10.11.1.5'), '0a:58:0a:0b:01:05');
+    assert.equal(podMac('192.168.255.254'), '0a:58:c0:a8:ff:fe');
+  });
+
+  it('uses the last four bytes of an IPv6 address', () => {
+    assert.equal(podMac('fd00::a0b:105'), '0a:58:0a:0b:01:05');
+  });
+
+  it('refuses what is not an address', () => {
+    assert.throws(() => podMac('10.11.1.5/24'), /not an IP/);
+  });
+});

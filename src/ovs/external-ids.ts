@@ -1,7 +1,7 @@
 /**
  * The Interface external_ids odlcoe writes on a pod's OVS port, and how a port is recognised as
  * one odlcoe made: shared by the agent (which writes and reconciles them) and odlcoectl (which
- * checks them), without the agent's pod-network machinery.
+ * checks them), without the agent's CNI machinery.
  */
 import type { OvsPort } from './ovs.js';
 

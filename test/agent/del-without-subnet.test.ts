@@ -9,15 +9,15 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { silentLogger } from '../../src/common/log.js';
-import { createRegistry } from '../../src/common/metrics.js';
-import { CNI_ERROR } from '../../src/agent/cni-error.js';
-import { CniService } from '../../src/agent/cni-service.js';
+import { CNI_ERROR } from '../../src/agent/cni/error.js';
+import { CniService } from '../../src/agent/cni/service.js';
 import { HOST_LOCAL_PATH, HostLocalIpam, HostLocalLeaseStore } from '../../src/agent/ipam.js';
 import { KeyedLock } from '../../src/agent/keyed-lock.js';
 import { AgentMetrics } from '../../src/agent/metrics.js';
+import { PodAttacher } from '../../src/agent/pod-attach.js';
+import { silentLogger } from '../../src/common/log.js';
+import { createRegistry } from '../../src/common/metrics.js';
 import { Ovs } from '../../src/ovs/ovs.js';
-import { PodNetwork } from '../../src/agent/pod-network.js';
 import { startOvsSandbox, type OvsSandbox } from '../helpers/ovs-sandbox.js';
 
 const NETWORK = 'odlcoe';
@@ -51,9 +51,9 @@ describe('DEL while no pod subnet is known', () => {
     return address.split('/')[0] ?? address;
   }
 
-  function service(podNetwork: PodNetwork): CniService {
+  function service(attacher: PodAttacher): CniService {
     return new CniService({
-      podNetwork,
+      attacher,
       lock: new KeyedLock(),
       metrics,
       logger,
@@ -78,7 +78,7 @@ describe('DEL while no pod subnet is known', () => {
     const ip6 = await lease('c0ffee01', 'fd00:11:1::/64', 'fd00:11:1::1');
     const other = await lease('c0ffee02', '10.11.1.0/24', '10.11.1.1');
     assert.deepEqual(await leasedIps(), [ip4, other, ip6]);
-    const podNetwork = new PodNetwork({
+    const attacher = new PodAttacher({
       ovs,
       bridge: BRIDGE,
       mtu: 1450,
@@ -87,7 +87,7 @@ describe('DEL while no pod subnet is known', () => {
       metrics,
       logger,
     });
-    const svc = service(podNetwork);
+    const svc = service(attacher);
     assert.deepEqual(await del(svc, 'c0ffee01'), {});
     // Both families of the deleted container are gone; the other container keeps its address.
     assert.deepEqual(await leasedIps(), [other]);
@@ -100,7 +100,7 @@ describe('DEL while no pod subnet is known', () => {
 
   it('answers "try again later" rather than success when it cannot release', async () => {
     const ip = await lease('c0ffee03', '10.11.1.0/24', '10.11.1.1');
-    const podNetwork = new PodNetwork({
+    const attacher = new PodAttacher({
       ovs,
       bridge: BRIDGE,
       mtu: 1450,
@@ -108,7 +108,7 @@ describe('DEL while no pod subnet is known', () => {
       metrics,
       logger,
     });
-    const answer = await del(service(podNetwork), 'c0ffee03');
+    const answer = await del(service(attacher), 'c0ffee03');
     assert.equal('error' in answer ? answer.error.code : undefined, CNI_ERROR.tryAgainLater);
     assert.deepEqual(await leasedIps(), [ip]);
   });

@@ -3,12 +3,13 @@
  * other: each derives the same facts about a pod independently, and ODL only works when they
  * agree (architecture.md "The mapping").
  *
- * - The pod MAC: the agent gives the pod interface `podMacFromIp(ip)` and records it as the OVS
- *   port's `attached-mac`; the watcher writes `podMac(ip)` into the elan-interface static MAC
- *   entry and the primary adjacency. Different MACs = ODL drops the pod's traffic.
+ * - The pod MAC: the agent gives the pod interface `podAddressing(lease, subnet).mac` and
+ *   records it as the OVS port's `attached-mac`; the watcher writes `podMac(ip)` into the
+ *   elan-interface static MAC entry and the primary adjacency. Different MACs = ODL drops the
+ *   pod's traffic. (Both use the one rule, netvirt podMac; this holds the agent to it.)
  * - The gateway: the agent configures host-local (and the pod's default route) with
  *   `parsePodSubnet(cidr).gateway`; the watcher writes `gatewayIp(cidr)` as the adjacency's
- *   `subnet_gateway_ip`, the address ODL answers ARP for.
+ *   `subnet_gateway_ip`, the address ODL answers ARP for. (Again one rule, netvirt gatewayIp.)
  * - The subnet: the agent hands out addresses from `parsePodSubnet(cidr).cidr`; the watcher
  *   only builds a vpn-interface for an address inside the node subnet (`cidrContains`).
  * - The interface name: the agent's OVS `iface-id` is `<namespace>:<pod>`; Genius binds the port
@@ -16,7 +17,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { podMacFromIp } from '../../src/agent/pod-mac.js';
+import { podAddressing } from '../../src/agent/pod-attach.js';
 import { parsePodSubnet } from '../../src/agent/pod-subnet.js';
 import { cidrContains, gatewayIp, interfaceName, parseCidr, podMac } from '../../src/netvirt/index.js';
 
@@ -44,10 +45,16 @@ const SUBNETS = [
   '2001:db8::/126',
 ];
 
+/** The MAC the agent's ADD gives the pod interface when host-local leased it `ip`. */
+function agentPodMac(ip: string): string {
+  const subnet = parsePodSubnet(ip.includes(':') ? 'fd00::/64' : '10.0.0.0/8');
+  return podAddressing({ ips: [{ address: ip }], routes: [] }, subnet).mac;
+}
+
 describe('agent ↔ watcher: facts both derive independently', () => {
   for (const ip of ADDRESSES) {
     it(`pod MAC of ${ip}`, () => {
-      assert.equal(podMacFromIp(ip), podMac(ip));
+      assert.equal(agentPodMac(ip), podMac(ip));
     });
   }
 
@@ -73,7 +80,7 @@ describe('agent ↔ watcher: facts both derive independently', () => {
   });
 
   it('iface-id of the OVS port equals the ietf-interface name', () => {
-    // src/agent/pod-network.ts writes `${podNamespace}:${podName}` as external_ids:iface-id.
+    // src/agent/pod-attach.ts writes `${podNamespace}:${podName}` as external_ids:iface-id.
     for (const [ns, pod] of [
       ['default', 'nginx-7c5ddbdf54-x8m2q'],
       ['team-payments-processing-production-eu-west-1', 'api-0'],

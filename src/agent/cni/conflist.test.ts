@@ -3,8 +3,8 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { parsePodSubnet } from '../pod-subnet.js';
 import { readConflistSubnet, renderConflist, writeFileAtomic } from './conflist.js';
-import { parsePodSubnet } from './pod-subnet.js';
 
 const settings = {
   cniVersion: '1.0.0',

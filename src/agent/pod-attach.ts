@@ -1,13 +1,35 @@
+/**
+ * The CNI ADD/DEL engine: what a pod's attachment to the node's bridge is made of, and how it
+ * is made and unmade. src/agent/cni/ speaks the protocol (parses the request once, serialises
+ * per sandbox, bounds it with a deadline) and calls this; the start-up reconcile and GC use
+ * it to remove what no longer belongs.
+ *
+ * ADD, top-down (`add` → `wire`), each step timed under its metric name:
+ *  1. validate the pod (namespace/name from CNI_ARGS) and the node's pod subnet;
+ *  2. refuse a request for an older pod of the same name; remove what an older pod of the
+ *     same name left on the bridge (`replaced_check`);
+ *  3. lease an address from host-local (`ipam`) and create the veth pair (`veth_create`), at
+ *     the same time;
+ *  4. give the pod end its MAC, addresses and routes (`pod_config`): the MAC and the gateway
+ *     follow the watcher's rules (src/netvirt/names.ts podMac, gatewayIp), see podAddressing;
+ *  5. add the OVS port with the external_ids Genius binds it by (`ovs_add_port`) and wait
+ *     until ovs-vswitchd attached it (`ovs_attach`);
+ *  6. on any failure, undo every step this request took, newest first (`rollback`).
+ * DEL removes the OVS port (only when it is this container's), then the veth and the lease.
+ * CHECK verifies all of it; GC removes every attachment the runtime no longer lists.
+ */
 import type { Logger } from '../common/log.js';
 import { errorMessage } from '../common/log.js';
-import { CNI_ERROR, CniError } from './cni-error.js';
-import { EXTERNAL_ID, isPodPort } from '../ovs/external-ids.js';
-import type { CniAttachment, CniRequest } from './cni-request.js';
-import type { CniResult } from './cni-result.js';
-import type { HostLocalIpam, HostLocalLeaseStore } from './ipam.js';
-import type { AgentMetrics, StepTimer } from './metrics.js';
 import { NameError } from '../common/name-error.js';
 import { validatePodRef } from '../k8s/names.js';
+import { podMac } from '../netvirt/names.js';
+import { EXTERNAL_ID, isPodPort } from '../ovs/external-ids.js';
+import type { Ovs, OvsPort } from '../ovs/ovs.js';
+import { CNI_ERROR, CniError } from './cni/error.js';
+import type { CniAttachment, CniRequest } from './cni/request.js';
+import type { CniResult } from './cni/result.js';
+import type { HostLocalIpam, HostLocalLeaseStore, IpamResult } from './ipam.js';
+import type { AgentMetrics, StepTimer } from './metrics.js';
 import { hostVethName } from './names.js';
 import {
   configurePodInterface,
@@ -16,12 +38,7 @@ import {
   deleteHostVethIfOwned,
   inspectPodInterface,
 } from './netns.js';
-import type { Ovs, OvsPort } from '../ovs/ovs.js';
-import { podMacFromIp } from './pod-mac.js';
 import { defaultRoute, type PodSubnet } from './pod-subnet.js';
-
-// Where they were first defined; the agent's reconcile still takes them from here.
-export { EXTERNAL_ID, isPodPort, parseIfaceId } from '../ovs/external-ids.js';
 
 /** The pod subnet and the IPAM that hands out its addresses (absent until a subnet is known). */
 export interface IpamState {
@@ -36,7 +53,7 @@ export interface PodView {
   uidOf(namespace: string, name: string): string | undefined;
 }
 
-export interface PodNetworkOptions {
+export interface PodAttacherOptions {
   ovs: Ovs;
   bridge: string;
   mtu: number;
@@ -59,18 +76,48 @@ function bareIp(cidr: string): string {
   return cidr.split('/')[0] ?? cidr;
 }
 
+/** What the pod end of an attachment is given (and the CNI result reports). */
+export interface PodAddressing {
+  /** `address/prefix`, with the gateway host-local named or the subnet's. */
+  ips: { address: string; gateway: string }[];
+  mac: string;
+  routes: { dst: string; gw: string }[];
+}
+
+/**
+ * The pod end's addresses, MAC and routes from host-local's allocation. The MAC is the one the
+ * watcher writes into ODL for the pod's first address (elan static MAC, vpn adjacency), and
+ * the default gateway the address ODL answers ARP for: both come from the one rule each
+ * (netvirt podMac; the subnet's gateway, netvirt gatewayIp), never from a copy of it.
+ */
+export function podAddressing(allocation: IpamResult, subnet: PodSubnet): PodAddressing {
+  const ips = allocation.ips.map((ip) => ({
+    address: withPrefix(ip.address, subnet),
+    gateway: ip.gateway ?? subnet.gateway,
+  }));
+  const first = ips[0];
+  if (!first) throw new CniError(CNI_ERROR.ipam, 'IPAM returned no address');
+  const routes = (allocation.routes.length > 0 ? allocation.routes : [{ dst: defaultRoute(subnet) }]).map(
+    (r) => ({
+      dst: r.dst,
+      gw: r.gw ?? subnet.gateway,
+    }),
+  );
+  return { ips, mac: podMac(bareIp(first.address)), routes };
+}
+
 /**
  * The pod side of CNI: ADD wires a pod onto the bridge, DEL unwires it, CHECK verifies it,
  * GC and reconcile remove what no longer belongs. Each ADD either completes or leaves
  * nothing behind (every step it took is undone, newest first).
  */
-export class PodNetwork {
+export class PodAttacher {
   private readonly ovs: Ovs;
   private readonly bridge: string;
   private readonly logger: Logger;
   private readonly metrics: AgentMetrics;
 
-  constructor(private readonly options: PodNetworkOptions) {
+  constructor(private readonly options: PodAttacherOptions) {
     this.ovs = options.ovs;
     this.bridge = options.bridge;
     this.logger = options.logger;
@@ -179,26 +226,14 @@ export class PodNetwork {
       }
       const allocation = leased.value;
       step();
-      const ips = allocation.ips.map((ip) => ({
-        address: withPrefix(ip.address, subnet),
-        gateway: ip.gateway ?? subnet.gateway,
-      }));
-      const first = ips[0];
-      if (!first) throw new CniError(CNI_ERROR.ipam, 'IPAM returned no address');
-      const podMac = podMacFromIp(bareIp(first.address));
-      const routes = (allocation.routes.length > 0 ? allocation.routes : [{ dst: defaultRoute(subnet) }]).map(
-        (r) => ({
-          dst: r.dst,
-          gw: r.gw ?? subnet.gateway,
-        }),
-      );
+      const { ips, mac, routes } = podAddressing(allocation, subnet);
 
       await timer
         .time('pod_config', () =>
           configurePodInterface({
             netns,
             ifName,
-            mac: podMac,
+            mac,
             addresses: ips.map((ip) => ({ cidr: ip.address })),
             routes,
           }),
@@ -209,7 +244,7 @@ export class PodNetwork {
             `could not configure the pod interface: ${errorMessage(err)}`,
           );
         });
-      const link = { hostMac: pair.value.hostMac, podMac };
+      const link = { hostMac: pair.value.hostMac, podMac: mac };
       step();
 
       const externalIds: Record<string, string> = {

@@ -1,9 +1,14 @@
-import { parseCniArgs, type CniArgs } from './cni-args.js';
-import { CNI_ERROR, CniError } from './cni-error.js';
-import { parsePrevResult, type CniResult } from './cni-result.js';
-import { isCniCommand, requireVersionFor, type CniCommand, type CniVersion } from './cni-version.js';
-import { validateIfName } from '../ovs/names.js';
-import { validateContainerId, validateNetnsPath } from './names.js';
+/**
+ * A runtime's request as the agent acts on it: the CNI_* environment and the network config,
+ * validated once at the edge (in the order the reference plugins validate, so runtimes see the
+ * codes they expect), so that nothing past cni/service.ts handles raw text.
+ */
+import { validateIfName } from '../../ovs/names.js';
+import { validateContainerId, validateNetnsPath } from '../names.js';
+import { parseCniArgs, type CniArgs } from './args.js';
+import { CNI_ERROR, CniError } from './error.js';
+import { parsePrevResult, type CniResult } from './result.js';
+import { isCniCommand, requireVersionFor, type CniCommand, type CniVersion } from './version.js';
 
 /** The `CNI_*` variables the shim forwards (everything else in its environment stays behind). */
 export const CNI_ENV_KEYS = [
@@ -44,14 +49,41 @@ export interface CniRequest {
   config: NetworkConfig;
 }
 
-/** The version an error answer is written in: the request's when it names one. */
-export function errorVersion(stdin: string): string | undefined {
+/**
+ * The network config text (stdin), decoded once at the edge: what every later step reads, and
+ * the version an error answer is written in even when the rest of the request is refused.
+ */
+export interface ConfigDocument {
+  /** The request's `cniVersion` when it names one. */
+  version: string | undefined;
+  /** The decoded object, or the error a command that reads its config fails with. */
+  value: Record<string, unknown> | CniError;
+}
+
+export function decodeConfig(stdin: string): ConfigDocument {
+  let doc: unknown;
   try {
-    const v = (JSON.parse(stdin) as { cniVersion?: unknown }).cniVersion;
-    return typeof v === 'string' && v !== '' ? v : undefined;
-  } catch {
-    return undefined;
+    doc = JSON.parse(stdin);
+  } catch (err) {
+    return {
+      version: undefined,
+      value: new CniError(
+        CNI_ERROR.decode,
+        'network config on stdin is not valid JSON',
+        err instanceof Error ? err.message : String(err),
+      ),
+    };
   }
+  const v =
+    typeof doc === 'object' && doc !== null ? (doc as { cniVersion?: unknown }).cniVersion : undefined;
+  const version = typeof v === 'string' && v !== '' ? v : undefined;
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
+    return {
+      version,
+      value: new CniError(CNI_ERROR.decode, 'network config on stdin must be a JSON object'),
+    };
+  }
+  return { version, value: doc as Record<string, unknown> };
 }
 
 function env(e: CniEnv, key: (typeof CNI_ENV_KEYS)[number], command: string): string {
@@ -92,23 +124,6 @@ export function parseCommand(e: CniEnv): CniCommand {
   return command;
 }
 
-function parseConfigObject(stdin: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(stdin);
-  } catch (err) {
-    throw new CniError(
-      CNI_ERROR.decode,
-      'network config on stdin is not valid JSON',
-      err instanceof Error ? err.message : String(err),
-    );
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new CniError(CNI_ERROR.decode, 'network config on stdin must be a JSON object');
-  }
-  return value as Record<string, unknown>;
-}
-
 function invalidConfig(msg: string): never {
   throw new CniError(CNI_ERROR.invalidNetworkConfig, `invalid network config: ${msg}`);
 }
@@ -145,8 +160,9 @@ function parseIpamSubnet(ipam: unknown): string | undefined {
   return first.subnet;
 }
 
-export function parseNetworkConfig(command: CniCommand, stdin: string): NetworkConfig {
-  const raw = parseConfigObject(stdin);
+function parseNetworkConfig(command: CniCommand, doc: ConfigDocument): NetworkConfig {
+  const raw = doc.value;
+  if (raw instanceof CniError) throw raw;
   const cniVersion = requireVersionFor(command, raw.cniVersion);
   if (typeof raw.name !== 'string' || raw.name === '') invalidConfig('name is missing');
   if (typeof raw.type !== 'string' || raw.type === '') invalidConfig('type is missing');
@@ -165,15 +181,24 @@ export function parseNetworkConfig(command: CniCommand, stdin: string): NetworkC
   return config;
 }
 
-/**
- * Validates the environment and the network config of a runtime request, in the order the
- * reference `skel` library does (command, config version, then per-command variables), so
- * the codes match what runtimes see from other plugins.
- */
+/** The whole request from the environment and the config text (for callers holding both as text). */
 export function parseCniRequest(e: CniEnv, stdin: string): CniRequest {
   const command = parseCommand(e);
   if (command === 'VERSION') throw new Error('VERSION is answered without a request');
-  const config = parseNetworkConfig(command, stdin);
+  return cniRequestOf(command, e, decodeConfig(stdin));
+}
+
+/**
+ * Validates the environment and the network config of a runtime request whose command was
+ * read already, in the order the reference `skel` library does (command, config version, then
+ * per-command variables), so the codes match what runtimes see from other plugins.
+ */
+export function cniRequestOf(
+  command: Exclude<CniCommand, 'VERSION'>,
+  e: CniEnv,
+  doc: ConfigDocument,
+): CniRequest {
+  const config = parseNetworkConfig(command, doc);
   const args = parseCniArgs(e.CNI_ARGS);
   if (command === 'STATUS' || command === 'GC') {
     return { command, containerId: '', netns: '', ifName: '', args, config };

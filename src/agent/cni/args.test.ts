@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseCniArgs } from './cni-args.js';
-import { CniError } from './cni-error.js';
+import { parseCniArgs } from './args.js';
+import { CniError } from './error.js';
 
 describe('parseCniArgs', () => {
   it('reads the Kubernetes keys in any order', () => {

@@ -4,15 +4,15 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { silentLogger } from '../common/log.js';
-import { createRegistry } from '../common/metrics.js';
-import { CniError } from './cni-error.js';
-import { startCniServer, type CniServer } from './cni-server.js';
-import { CniService } from './cni-service.js';
-import { KeyedLock } from './keyed-lock.js';
-import { AgentMetrics } from './metrics.js';
-import { Ovs } from '../ovs/ovs.js';
-import { PodNetwork } from './pod-network.js';
+import { silentLogger } from '../../common/log.js';
+import { createRegistry } from '../../common/metrics.js';
+import { Ovs } from '../../ovs/ovs.js';
+import { KeyedLock } from '../keyed-lock.js';
+import { AgentMetrics } from '../metrics.js';
+import { PodAttacher } from '../pod-attach.js';
+import { CniError } from './error.js';
+import { startCniServer, type CniServer } from './server.js';
+import { CniService } from './service.js';
 
 function post(
   socketPath: string,
@@ -44,7 +44,7 @@ describe('CNI server and service (no dataplane)', () => {
     socket = join(dir, 'run', 'cni.sock');
     const ovs = new Ovs({ dbSocket: join(dir, 'no-such-db.sock'), timeoutSeconds: 1 });
     const logger = silentLogger();
-    const podNetwork = new PodNetwork({
+    const attacher = new PodAttacher({
       ovs,
       bridge: 'br-int',
       mtu: 1450,
@@ -53,7 +53,7 @@ describe('CNI server and service (no dataplane)', () => {
       logger,
     });
     const service = new CniService({
-      podNetwork,
+      attacher,
       lock: new KeyedLock(),
       metrics,
       logger,

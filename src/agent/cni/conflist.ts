@@ -1,7 +1,13 @@
+/**
+ * The CNI config file the agent writes for the runtime (odlcoe's plugin with host-local IPAM
+ * over the node's pod subnet), written atomically and only when its content changes, so a
+ * runtime never reads half a file and a restart does not make it reload. It is also read back:
+ * the subnet it names lets a restarted agent answer DELs before ODL confirms the subnet.
+ */
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { defaultRoute, type PodSubnet } from './pod-subnet.js';
+import { defaultRoute, type PodSubnet } from '../pod-subnet.js';
 
 /** Everything the CNI config file says; rendered by `renderConflist`. */
 export interface ConflistSettings {

@@ -1,4 +1,9 @@
-import { CNI_ERROR, CniError } from './cni-error.js';
+/**
+ * CNI_ARGS, parsed strictly (a malformed or repeated key is the runtime's error, code 4): it
+ * carries the pod's namespace, name and UID, which decide the OVS port's iface-id and which
+ * pod a request may act for.
+ */
+import { CNI_ERROR, CniError } from './error.js';
 
 /**
  * `CNI_ARGS` is `K=V;K=V` in any order. kubelet's runtimes send `IgnoreUnknown=1`,

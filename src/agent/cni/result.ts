@@ -1,5 +1,10 @@
-import { CNI_ERROR, CniError } from './cni-error.js';
-import { compareVersions, type CniVersion } from './cni-version.js';
+/**
+ * ADD results in every spec version odlcoe serves: one internal shape, converted on the way
+ * out, and read back from the `prevResult` a DEL or CHECK carries. A runtime that decodes
+ * strictly rejects a key its version lacks, so each version gets exactly its own keys.
+ */
+import { CNI_ERROR, CniError } from './error.js';
+import { compareVersions, type CniVersion } from './version.js';
 
 /**
  * An ADD result in odlcoe's own, version-independent form (the 1.1.0 shape). `formatResult`

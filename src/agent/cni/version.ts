@@ -1,4 +1,8 @@
-import { CNI_ERROR, CniError } from './cni-error.js';
+/**
+ * The CNI spec versions and commands odlcoe serves, and which command each version allows:
+ * runtimes of several generations (containerd 1.6 to current) call the same plugin.
+ */
+import { CNI_ERROR, CniError } from './error.js';
 
 /**
  * The CNI spec versions odlcoe answers in. containerd 1.6 rejects a 1.1.0 result, newer
@@ -63,6 +67,6 @@ export function requireVersionFor(command: CniCommand, version: unknown): CniVer
 }
 
 /** The VERSION answer (the same for every requested version). */
-export function versionInfo(): { cniVersion: CniVersion; supportedVersions: CniVersion[] } {
+export function cniVersionInfo(): { cniVersion: CniVersion; supportedVersions: CniVersion[] } {
   return { cniVersion: LATEST_CNI_VERSION, supportedVersions: [...SUPPORTED_CNI_VERSIONS] };
 }

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CniError } from './cni-error.js';
-import { parseCniRequest, type CniEnv } from './cni-request.js';
-import { compareVersions, requireVersionFor } from './cni-version.js';
+import { CniError } from './error.js';
+import { parseCniRequest, type CniEnv } from './request.js';
+import { compareVersions, requireVersionFor } from './version.js';
 
 const config = (extra: Record<string, unknown> = {}) =>
   JSON.stringify({ cniVersion: '1.0.0', name: 'odlcoe', type: 'odlcoe', ...extra });

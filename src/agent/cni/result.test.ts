@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CniError } from './cni-error.js';
-import { formatResult, parsePrevResult, type CniResult } from './cni-result.js';
-import { SUPPORTED_CNI_VERSIONS } from './cni-version.js';
+import { CniError } from './error.js';
+import { formatResult, parsePrevResult, type CniResult } from './result.js';
+import { SUPPORTED_CNI_VERSIONS } from './version.js';
 
 const result: CniResult = {
   interfaces: [

@@ -1,11 +1,15 @@
+/**
+ * The shim's spool of DELs the agent was not there to serve: replayed once the agent serves
+ * again, so a pod deleted while the agent was down still gives its address and port back.
+ */
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Logger } from '../common/log.js';
-import { errorMessage } from '../common/log.js';
-import { CNI_ERROR } from './cni-error.js';
-import type { CniEnv } from './cni-request.js';
-import type { CniAnswer } from './cni-server.js';
-import { parseEnvelope } from './cni-server.js';
+import type { Logger } from '../../common/log.js';
+import { errorMessage } from '../../common/log.js';
+import { CNI_ERROR } from './error.js';
+import type { CniEnv } from './request.js';
+import type { CniAnswer } from './server.js';
+import { parseEnvelope } from './server.js';
 
 /**
  * DEL requests the shim could not hand to the agent (it was down) and answered with success

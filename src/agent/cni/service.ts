@@ -1,26 +1,32 @@
-import type { Logger } from '../common/log.js';
-import { errorMessage } from '../common/log.js';
-import { CNI_ERROR, CniError, toCniError } from './cni-error.js';
+/**
+ * Where a CNI request becomes work: read once (cni/request.ts), serialised per sandbox, bounded
+ * by a deadline and dispatched to the engine (pod-attach.ts), and answered in the version the
+ * runtime asked for, as a result or a spec error code. It holds no state of its own.
+ */
+import type { Logger } from '../../common/log.js';
+import { errorMessage } from '../../common/log.js';
+import type { KeyedLock } from '../keyed-lock.js';
+import type { AgentMetrics } from '../metrics.js';
+import type { PodAttacher } from '../pod-attach.js';
+import { CNI_ERROR, CniError, toCniError } from './error.js';
 import {
   CNI_ENV_KEYS,
-  errorVersion,
-  parseCniRequest,
+  cniRequestOf,
+  decodeConfig,
   parseCommand,
   type CniEnv,
   type CniRequest,
-} from './cni-request.js';
-import { formatResult } from './cni-result.js';
-import type { CniAnswer } from './cni-server.js';
-import { isSupportedVersion, LATEST_CNI_VERSION, versionInfo } from './cni-version.js';
-import type { KeyedLock } from './keyed-lock.js';
-import type { AgentMetrics } from './metrics.js';
-import type { PodNetwork } from './pod-network.js';
+  type ConfigDocument,
+} from './request.js';
+import { formatResult } from './result.js';
+import type { CniAnswer } from './server.js';
+import { cniVersionInfo, isSupportedVersion, LATEST_CNI_VERSION, type CniCommand } from './version.js';
 
 /** Why ADD cannot be served yet; undefined when it can. */
 export type AddReadiness = () => string | undefined;
 
 export interface CniServiceOptions {
-  podNetwork: PodNetwork;
+  attacher: PodAttacher;
   lock: KeyedLock;
   metrics: AgentMetrics;
   logger: Logger;
@@ -41,12 +47,16 @@ export class CniService {
 
   async handle(env: CniEnv, stdin: string): Promise<CniAnswer> {
     const started = process.hrtime.bigint();
-    const requested = errorVersion(stdin);
+    // The request is read once, here: the config text decoded, then the command; each later
+    // step takes what it needs from these.
+    const doc = decodeConfig(stdin);
+    const requested = doc.version;
     const answerVersion = isSupportedVersion(requested) ? requested : (requested ?? LATEST_CNI_VERSION);
     let command = 'unknown';
     try {
-      command = parseCommand(env);
-      const answer = await this.dispatch(env, stdin);
+      const parsed = parseCommand(env);
+      command = parsed;
+      const answer = await this.dispatch(parsed, env, doc);
       this.observe(command, 'ok', started);
       this.options.logger.info('CNI request done', { ...logFields(env), seconds: seconds(started) });
       return answer;
@@ -64,22 +74,22 @@ export class CniService {
     }
   }
 
-  private async dispatch(env: CniEnv, stdin: string): Promise<CniAnswer> {
-    if (parseCommand(env) === 'VERSION') return { result: versionInfo() };
-    const req = parseCniRequest(env, stdin);
-    const { podNetwork, lock } = this.options;
+  private async dispatch(command: CniCommand, env: CniEnv, doc: ConfigDocument): Promise<CniAnswer> {
+    if (command === 'VERSION') return { result: cniVersionInfo() };
+    const req = cniRequestOf(command, env, doc);
+    const { attacher, lock } = this.options;
     switch (req.command) {
       case 'ADD': {
         const notReady = this.options.addReadiness();
         if (notReady) throw new CniError(CNI_ERROR.tryAgainLater, `odlcoe agent is not ready: ${notReady}`);
-        const result = await this.bounded(req, (signal) => podNetwork.add(req, signal));
+        const result = await this.bounded(req, (signal) => attacher.add(req, signal));
         return { result: formatResult(result, req.config.cniVersion) };
       }
       case 'DEL':
-        await this.bounded(req, () => podNetwork.del(req));
+        await this.bounded(req, () => attacher.del(req));
         return {};
       case 'CHECK':
-        await this.bounded(req, () => podNetwork.check(req));
+        await this.bounded(req, () => attacher.check(req));
         return {};
       case 'STATUS':
         await this.options.status();
@@ -87,7 +97,7 @@ export class CniService {
       case 'GC':
         await this.bounded(
           req,
-          () => podNetwork.gc(req.config.validAttachments ?? [], (id) => lock.isHeld(id)),
+          () => attacher.gc(req.config.validAttachments ?? [], (id) => lock.isHeld(id)),
           false,
         );
         return {};

@@ -1,11 +1,16 @@
+/**
+ * The unix socket the shim talks to: odlcoe's plugin binary is a thin shim (cni/odlcoe.ts), so
+ * the work runs in the long-lived agent, which keeps its OVSDB connection, informer and locks
+ * between requests. This is the HTTP end of that socket, root-only; cni/service.ts answers.
+ */
 import { chmod, lstat, mkdir, rename, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { dirname } from 'node:path';
-import type { Logger } from '../common/log.js';
-import { errorMessage } from '../common/log.js';
-import type { CniErrorJson } from './cni-error.js';
-import type { CniEnv } from './cni-request.js';
-import { CNI_ENV_KEYS } from './cni-request.js';
+import type { Logger } from '../../common/log.js';
+import { errorMessage } from '../../common/log.js';
+import type { CniErrorJson } from './error.js';
+import type { CniEnv } from './request.js';
+import { CNI_ENV_KEYS } from './request.js';
 
 /**
  * The agent end of the shim's socket protocol (docs/cni.md): `POST /v1/cni` with
