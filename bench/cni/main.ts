@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { run } from '../../src/common/exec.js';
 import { createNetns, type TestNetns } from '../../test/helpers/netns.js';
-import { cniEnv, ROOT, startTestNode, type TestNode } from '../../test/agent/harness.js';
+import { cniEnv, ROOT, startTestNode, type TestNode } from '../../test/agent/testing.js';
 import { compileNodeOnlyModule } from '../../test/helpers/compile.js';
 import { percentile } from '../common/stats.js';
 import type { DriverInput, DriverJob, DriverOutput } from './driver.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FaultState } from './faults.js';
 import type { Emulator } from './server.js';
-import { call, errorTag, eventually, startQuiet } from './test-helpers.js';
+import { call, errorTag, eventually, startQuiet } from './testing.js';
 
 const ELAN = '/rests/data/elan:elan-instances/elan-instance';
 const body = (name: string) => ({ 'elan:elan-instance': [{ 'elan-instance-name': name }] });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ElanTagPool, parentInterfaceName } from './odl-writebacks.js';
 import type { Emulator } from './server.js';
-import { call, eventually, startQuiet } from './test-helpers.js';
+import { call, eventually, startQuiet } from './testing.js';
 
 const ELAN = '/rests/data/elan:elan-instances/elan-instance';
 const IFACES = '/rests/data/ietf-interfaces:interfaces/interface';

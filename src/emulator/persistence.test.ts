@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { call, eventually, startQuiet } from './test-helpers.js';
+import { call, eventually, startQuiet } from './testing.js';
 
 const ELAN = '/rests/data/elan:elan-instances/elan-instance';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Emulator } from './server.js';
-import { call, errorTag, eventually, startQuiet } from './test-helpers.js';
+import { call, errorTag, eventually, startQuiet } from './testing.js';
 
 const ELAN_B = '/restconf/config/elan:elan-instances/elan-instance';
 const ELAN_R = '/rests/data/elan:elan-instances/elan-instance';

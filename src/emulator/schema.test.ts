@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Profile } from '../netvirt/profile.js';
 import type { Emulator } from './server.js';
-import { call, errorTag, startQuiet } from './test-helpers.js';
+import { call, errorTag, startQuiet } from './testing.js';
 
 /** The example bodies of netvirt-model.md, per profile, and variants ODL refuses. */
 const UUID1 = 'c0ffee00-0000-4000-8000-000000000001';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { Emulator } from './server.js';
-import { call, startQuiet } from './test-helpers.js';
+import { call, startQuiet } from './testing.js';
 
 const run = promisify(execFile);
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1Lease, V1Pod } from '@kubernetes/client-node';
 import { DiscoveryV1Api, NetworkingV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { SimClient } from './test-support.js';
-import { collectWatch, pod, rejects, startSimClient, waitFor } from './test-support.js';
+import type { SimClient } from './testing.js';
+import { collectWatch, pod, rejects, startSimClient, waitFor } from './testing.js';
 
 describe('kubesim CRUD through client-node', () => {
   let c: SimClient;

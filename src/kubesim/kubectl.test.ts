@@ -4,8 +4,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { SimClient } from './test-support.js';
-import { pod, rejects, startSimClient } from './test-support.js';
+import type { SimClient } from './testing.js';
+import { pod, rejects, startSimClient } from './testing.js';
 
 const KUBECTL = '/usr/bin/kubectl';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { SimClient } from './test-support.js';
-import { pod, rejects, startSimClient } from './test-support.js';
+import type { SimClient } from './testing.js';
+import { pod, rejects, startSimClient } from './testing.js';
 
 describe('kubesim lists: selectors and paging', () => {
   let c: SimClient;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { waitFor } from './test-support.js';
+import { waitFor } from './testing.js';
 
 const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
 

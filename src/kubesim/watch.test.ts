@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { makeInformer } from '@kubernetes/client-node';
-import type { SimClient } from './test-support.js';
-import { collectWatch, pod, startSimClient, waitFor } from './test-support.js';
+import type { SimClient } from './testing.js';
+import { collectWatch, pod, startSimClient, waitFor } from './testing.js';
 
 const PODS = '/api/v1/namespaces/default/pods';
 

@@ -4,7 +4,7 @@ import { afterEach, describe, it } from 'node:test';
 import winston from 'winston';
 import type { Logger } from '../common/log.js';
 import { waitFor, within } from '../../test/helpers/wait.js';
-import { QUEUE_POLL, testQueues } from './test-support.js';
+import { QUEUE_POLL, testQueues } from './testing.js';
 
 /** A real winston logger whose JSON lines land in an array. */
 function capturingLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { Registry } from '../common/metrics.js';
 import { waitFor, within } from '../../test/helpers/wait.js';
-import { QUEUE_POLL, testQueues } from './test-support.js';
+import { QUEUE_POLL, testQueues } from './testing.js';
 import { WorkQueue } from './work-queue.js';
 import type { ReconcileResult } from './work-queue.js';
 

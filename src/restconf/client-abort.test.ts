@@ -5,7 +5,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { silentLogger } from '../common/log.js';
 import { startEmulator, type Emulator } from '../emulator/server.js';
 import { RestconfClient, RestconfError, type RestconfClientOptions } from './client.js';
-import { countsSince, elanBody, elanPath, waitFor } from './test-support.js';
+import { countsSince, elanBody, elanPath, waitFor } from './testing.js';
 
 /**
  * A caller's abort signal (the watcher's leader term) ends a request at once: before its first

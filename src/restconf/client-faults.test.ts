@@ -7,7 +7,7 @@ import { startEmulator, type Emulator } from '../emulator/server.js';
 import { authorizationHeader } from './auth.js';
 import { RestconfClient, RestconfError, type RequestSample, type RestconfClientOptions } from './client.js';
 import { restconfMetrics } from './metrics.js';
-import { capturingLogger, countsSince, elanBody, elanInstances, elanPath, waitFor } from './test-support.js';
+import { capturingLogger, countsSince, elanBody, elanInstances, elanPath, waitFor } from './testing.js';
 
 /**
  * Retries, timeouts, the concurrency cap and keep-alive, against the emulator's fault

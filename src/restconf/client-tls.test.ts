@@ -8,7 +8,7 @@ import { ConfigError } from '../common/config-file.js';
 import { silentLogger } from '../common/log.js';
 import { startEmulator, type Emulator } from '../emulator/server.js';
 import { RestconfClient, RestconfError, type RestconfClientOptions } from './client.js';
-import { capturingLogger, elanBody, elanPath } from './test-support.js';
+import { capturingLogger, elanBody, elanPath } from './testing.js';
 
 const AUTH = { kind: 'basic', user: 'admin', password: 'admin' } as const;
 

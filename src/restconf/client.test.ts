@@ -10,7 +10,7 @@ import { loadRestconfAuth } from './auth.js';
 import { RestconfClient, RestconfError, type RequestSample, type RestconfClientOptions } from './client.js';
 import { restconfMetrics } from './metrics.js';
 import type { DataPath, Dialect } from './path.js';
-import { countsSince, elanBody, elanEntry, elanInstances, elanList, elanPath } from './test-support.js';
+import { countsSince, elanBody, elanEntry, elanInstances, elanList, elanPath } from './testing.js';
 
 const ADMIN = { kind: 'basic', user: 'admin', password: 'admin' } as const;
 

@@ -8,7 +8,7 @@ import { createVethPair, deleteHostVeth, hostVethOwner, linkExists } from '../..
 import { Ovs } from '../../src/ovs/ovs.js';
 import { createNetns, execIn, skipUnlessRoot, waitForPing, type TestNetns } from '../helpers/netns.js';
 import { createBareVeth } from '../helpers/pod-veth.js';
-import { cniEnv, execShim, leaseIps, startTestNode, type TestNode } from './harness.js';
+import { cniEnv, execShim, leaseIps, startTestNode, type TestNode } from './testing.js';
 
 const skip = skipUnlessRoot();
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stopPid } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
-import { putNodeSubnet, ROOT, startAgentSurroundings, type AgentSurroundings } from './harness.js';
+import { putNodeSubnet, ROOT, startAgentSurroundings, type AgentSurroundings } from './testing.js';
 
 /**
  * The agent binary (src/agent/main.ts, flags only) against the ODL emulator and the

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { isAlive, stopPid } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
-import { putNodeSubnet, ROOT, startAgentSurroundings, type AgentSurroundings } from './harness.js';
+import { putNodeSubnet, ROOT, startAgentSurroundings, type AgentSurroundings } from './testing.js';
 
 /**
  * The agent binary with `--parent-pid`, started by a supervisor process that is then killed with

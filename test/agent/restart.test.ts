@@ -9,7 +9,7 @@ import { Ovs } from '../../src/ovs/ovs.js';
 import { createNetns, skipUnlessRoot, type TestNetns } from '../helpers/netns.js';
 import { stopPid } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
-import { cniEnv, execShim, leaseIps, startTestNode, SUBNET, type TestNode } from './harness.js';
+import { cniEnv, execShim, leaseIps, startTestNode, SUBNET, type TestNode } from './testing.js';
 
 const skip = skipUnlessRoot();
 

@@ -23,7 +23,7 @@ import {
   startHarness,
   uidOf,
   type CliHarness,
-} from './harness.js';
+} from './testing.js';
 
 const SUBNET_ID_A = 'e1618560-81d4-3072-9c57-0b10e6cf83a8'; // name-based UUID of "192.168.56.101"
 const SUBNET_ID_B = '033c03c6-63f7-343d-91e2-bc433509064a'; // ... of "192.168.56.102"

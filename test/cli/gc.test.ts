@@ -24,7 +24,7 @@ import {
   type WriteOp,
 } from '../../src/netvirt/index.js';
 import type { Dialect } from '../../src/restconf/path.js';
-import { apply, CLUSTER, createCluster, programOdl, startHarness, type CliHarness } from './harness.js';
+import { apply, CLUSTER, createCluster, programOdl, startHarness, type CliHarness } from './testing.js';
 
 const GONE_POD_UID = '5f1c9a7e-0000-4000-8000-00000000aa01';
 const GONE_NODE_UID = '5f1c9a7e-0000-4000-8000-00000000bb01';

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { StatusReport } from '../../src/cli/status.js';
 import { LeaseLock, microTime } from '../../src/k8s/lease-lock.js';
 import { netvirtPaths, putInterface } from '../../src/netvirt/index.js';
-import { apply, createCluster, createPod, programOdl, startHarness, type CliHarness } from './harness.js';
+import { apply, createCluster, createPod, programOdl, startHarness, type CliHarness } from './testing.js';
 
 describe('odlcoectl status', () => {
   let h: CliHarness;

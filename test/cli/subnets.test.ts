@@ -17,7 +17,7 @@ import {
   startHarness,
   uidOf,
   type CliHarness,
-} from './harness.js';
+} from './testing.js';
 
 const GONE_UID = '0b7e4c1d-0000-4000-8000-0000000000f1';
 

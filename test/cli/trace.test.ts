@@ -26,7 +26,7 @@ import {
   startHarness,
   uidOf,
   type CliHarness,
-} from './harness.js';
+} from './testing.js';
 
 const BRIDGE = 'br-int';
 const POD = 'default/web-0';

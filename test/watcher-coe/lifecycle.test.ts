@@ -25,7 +25,7 @@ import {
   type CoeLists,
   type CoeWatcher,
   type Env,
-} from './harness.js';
+} from './testing.js';
 
 /** clusterUuid('test'): the name-based UUID of "odlcoe:test", written out to pin it down. */
 const CLUSTER_ID = 'd5b7c83d-b362-3bde-86d5-f509e6ca8560';

@@ -23,7 +23,7 @@ import {
   startEnv,
   waitFor,
   type Env,
-} from './harness.js';
+} from './testing.js';
 
 const CLUSTER_ID = 'd5b7c83d-b362-3bde-86d5-f509e6ca8560'; // clusterUuid('test')
 

@@ -34,7 +34,7 @@ import {
   type CoeLists,
   type CoeWatcher,
   type Env,
-} from './harness.js';
+} from './testing.js';
 
 const CLUSTER_ID = 'd5b7c83d-b362-3bde-86d5-f509e6ca8560';
 const OTHER_CLUSTER = 'c0ffee00-0000-4000-8000-0000000000aa';

@@ -4,7 +4,7 @@ import { after, describe, it } from 'node:test';
 import { KubeConfig, CoreV1Api } from '@kubernetes/client-node';
 import { startKubeSim } from '../../src/kubesim/server.js';
 import { KubeEventRecorder } from '../../src/watcher/events.js';
-import { logger, waitFor } from './harness.js';
+import { logger, waitFor } from './testing.js';
 
 describe('KubeEventRecorder', () => {
   const cleanups: (() => Promise<void>)[] = [];

@@ -19,7 +19,7 @@ import {
   startTestWatcher,
   waitFor,
   writeCount,
-} from './harness.js';
+} from './testing.js';
 
 /** A proxy in front of the emulator that answers 400 to writes mentioning `needle`. */
 async function rejectingProxy(

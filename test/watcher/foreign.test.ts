@@ -22,7 +22,7 @@ import {
   startTestWatcher,
   waitFor,
   type OdlLists,
-} from './harness.js';
+} from './testing.js';
 
 const FOREIGN_INTERFACE = {
   'ietf-interfaces:interface': [

@@ -26,7 +26,7 @@ import {
   startEnv,
   startTestWatcher,
   waitFor,
-} from './harness.js';
+} from './testing.js';
 
 type InstanceList = 'elan-instance' | 'vpn-instance';
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { stopPid } from '../helpers/processes.js';
-import { createNamespace, createNode, createPod, readOdl, startEnv, waitFor, type Env } from './harness.js';
+import { createNamespace, createNode, createPod, readOdl, startEnv, waitFor, type Env } from './testing.js';
 import { baseArgs, startWatcherProcess, type WatcherProcess } from './watcher-process.js';
 
 interface Replica extends WatcherProcess {

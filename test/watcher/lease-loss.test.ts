@@ -23,7 +23,7 @@ import {
   waitFor,
   writeCount,
   type Env,
-} from './harness.js';
+} from './testing.js';
 
 const LEASE = 'odlcoe-lease-loss';
 

@@ -14,7 +14,7 @@ import {
   startTestWatcher,
   waitFor,
   type Env,
-} from './harness.js';
+} from './testing.js';
 import type { Watcher } from '../../src/watcher/watcher.js';
 
 const LONG = 'a-namespace-whose-name-is-longer-than-forty-chars'; // 49 characters

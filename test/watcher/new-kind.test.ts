@@ -44,7 +44,7 @@ import {
   startTestWatcher,
   waitFor,
   type Env,
-} from './harness.js';
+} from './testing.js';
 
 /** Waits until the assertions hold (the last failure is the timeout's message). */
 const until = (check: () => Promise<void>) =>

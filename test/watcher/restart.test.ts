@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { Watcher } from '../../src/watcher/watcher.js';
-import { readOdl, startEnv, startTestWatcher, waitFor, writeCount, type Env } from './harness.js';
+import { readOdl, startEnv, startTestWatcher, waitFor, writeCount, type Env } from './testing.js';
 import { createCluster, createPods, deleteSome, emptyUids } from './scenario.js';
 import { expectedOdl, maskElanTags } from './scenario-data.js';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { stopPid } from '../helpers/processes.js';
-import { createNamespace, createNode, createPod, readOdl, startEnv, waitFor } from './harness.js';
+import { createNamespace, createNode, createPod, readOdl, startEnv, waitFor } from './testing.js';
 import { startWatcherProcess } from './watcher-process.js';
 
 const SAMPLE = fileURLToPath(new URL('../../config/watcher.example.yaml', import.meta.url));

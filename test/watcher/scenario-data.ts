@@ -6,7 +6,7 @@
  * Only the UIDs the API server hands out are filled in at run time.
  */
 import type { Profile } from '../../src/netvirt/profile.js';
-import type { OdlLists } from './harness.js';
+import type { OdlLists } from './testing.js';
 
 export const NODES = [
   {

@@ -9,7 +9,7 @@ import { after, describe, it } from 'node:test';
 import type { Profile } from '../../src/netvirt/profile.js';
 import type { Dialect } from '../../src/restconf/path.js';
 import type { Watcher } from '../../src/watcher/watcher.js';
-import { readOdl, startEnv, startTestWatcher, waitFor, writeCount, type Env } from './harness.js';
+import { readOdl, startEnv, startTestWatcher, waitFor, writeCount, type Env } from './testing.js';
 import { createCluster, createPods, deleteSome, emptyUids } from './scenario.js';
 import { expectedOdl, maskElanTags } from './scenario-data.js';
 

@@ -9,7 +9,7 @@ import {
   waitFor,
   type Env,
   type OdlLists,
-} from './harness.js';
+} from './testing.js';
 import { NAMESPACES, NODES, PODS, type Uids } from './scenario-data.js';
 
 /** Creates the nodes and namespaces. */

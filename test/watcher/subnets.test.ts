@@ -20,7 +20,7 @@ import {
   waitFor,
   writeCount,
   type Env,
-} from './harness.js';
+} from './testing.js';
 
 const nodeCidrs = async (env: Env, uids: Record<string, string>) => {
   const entries = (await readOdl(env))['k8s-nodes'];

@@ -1,6 +1,6 @@
 /**
  * What the work-queue tests share (not part of the build: tsconfig.build.json excludes
- * test-support.ts): queues with fast test defaults that an afterEach hook shuts down, and gates
+ * testing.ts): queues with fast test defaults that an afterEach hook shuts down, and gates
  * it opens, so a failed test never leaves a worker waiting and the file never hangs.
  */
 import { gate, type Gate } from '../../test/helpers/wait.js';

@@ -31,8 +31,8 @@ export {
   RecordedEvents,
   setPodIp,
   writeCount,
-} from '../watcher/harness.js';
-import { logger, RecordedEvents } from '../watcher/harness.js';
+} from '../watcher/testing.js';
+import { logger, RecordedEvents } from '../watcher/testing.js';
 
 /** The profile × dialect combinations every scenario runs on (both dialects, both model releases). */
 export const TARGETS: readonly { profile: Profile; dialect: Dialect }[] = [
