@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
+import { silentLogger } from '../common/log.js';
 import type { OvsPort } from '../ovs/ovs.js';
+import { skipUnlessRoot } from '../../test/helpers/netns.js';
 import type { IpamLease } from './ipam.js';
-import { livePods, planReconcile, type LivePod } from './reconcile.js';
+import { hostVethName } from './names.js';
+import { linkExists } from './netns.js';
+import type { IpamState } from './pod-attach.js';
+import { livePods, planReconcile, reconcileNodeAttachments, type LivePod } from './reconcile.js';
+import { testPod, useAttachFixture, type TestPod } from './testing.js';
 
 const port = (name: string, ids: Record<string, string>): OvsPort => ({ name, ofport: 3, externalIds: ids });
 const podPort = (name: string, pod: string, cid: string, ip: string, uid?: string) =>
@@ -101,5 +107,72 @@ describe('static pods', () => {
     assert.equal(live.get('kube-system/probe-node1')?.uid, 'manifest-hash');
     const ports = [podPort('veth0000beef', 'kube-system:probe-node1', 'c1', '10.11.1.9', 'manifest-hash')];
     assert.deepEqual(planReconcile(ports, [lease('10.11.1.9', 'c1')], live).stalePorts, []);
+  });
+});
+
+describe('reconcileNodeAttachments on a real dataplane', { skip: skipUnlessRoot(), timeout: 180_000 }, () => {
+  const node = useAttachFixture();
+
+  const podObject = (pod: TestPod, uid: string, ip?: string): V1Pod => ({
+    metadata: { namespace: pod.namespace, name: pod.name, uid },
+    spec: { nodeName: 'n1', containers: [] },
+    ...(ip ? { status: { podIP: ip, podIPs: [{ ip }] } } : {}),
+  });
+
+  it('removes what pods gone from the node left, keeps live pods, and frees leases once the subnet is known', async () => {
+    // The subnet the agent knows: absent at first (ODL not answering yet, no conflist).
+    let known: IpamState | undefined = node.ipamState;
+    const attacher = node.attacher({ ipamState: () => known });
+    const signal = new AbortController().signal;
+    const wire = async (pod: TestPod) => {
+      const containerId = node.containerId();
+      const ns = await node.netns();
+      const result = await attacher.add(node.request('ADD', containerId, ns.path, pod), signal);
+      return { containerId, ip: (result.ips[0]?.address ?? '').split('/')[0] ?? '' };
+    };
+    const [live, gone, replaced] = [testPod(), testPod(), testPod()];
+    const kept = await wire(live);
+    const stale = [await wire(gone), await wire(replaced)];
+    // A lease whose ADD never reached OVS (the agent died in between).
+    const orphan = node.containerId();
+    await node.ipamState.ipam.add({ containerId: orphan, ifName: 'eth0', netns: '/run/netns/gone' });
+    const options = {
+      ovs: node.ovs,
+      bridge: node.bridge,
+      attacher,
+      ipamState: () => known,
+      // `gone` is no longer on the node; `replaced` is, but as a newer pod under the same name.
+      pods: [podObject(live, live.uid, kept.ip), podObject(replaced, 'uid-of-a-newer-pod')],
+      metrics: node.metrics,
+      logger: silentLogger(),
+    };
+    const leasesOf = async (containerId: string) =>
+      (await node.leases()).filter((l) => l.containerId === containerId).map((l) => l.ip);
+
+    known = undefined;
+    assert.deepEqual(await reconcileNodeAttachments(options), {
+      ports: 2,
+      leases: 0,
+      failures: 0,
+      leasesChecked: false,
+    });
+    for (const s of stale) {
+      assert.equal(await node.ovs.getPort(hostVethName(s.containerId, 'eth0')), undefined, 'port removed');
+      assert.equal(await linkExists(hostVethName(s.containerId, 'eth0')), false, 'veth removed');
+      assert.deepEqual(await leasesOf(s.containerId), [s.ip], 'no subnet known: its lease is left');
+    }
+
+    known = node.ipamState;
+    assert.deepEqual(await reconcileNodeAttachments(options), {
+      ports: 0,
+      leases: 3,
+      failures: 0,
+      leasesChecked: true,
+    });
+    for (const containerId of [...stale.map((s) => s.containerId), orphan])
+      assert.deepEqual(await leasesOf(containerId), [], 'lease released');
+    const port = await node.ovs.getPort(hostVethName(kept.containerId, 'eth0'));
+    assert.equal(port?.externalIds['pod-uid'], live.uid, 'the live pod keeps its port');
+    assert.deepEqual(await leasesOf(kept.containerId), [kept.ip], 'and its lease');
   });
 });
