@@ -9,10 +9,8 @@
  */
 import { z } from 'zod';
 import { number, oneOf, quoted, setting, type Usage } from '../common/settings-scheme.js';
-import type { Profile } from '../netvirt/profile.js';
-import type { OdlConnection } from '../restconf/settings.js';
 import { checkWatcherValues, watcherConfigOf } from '../watcher/config.js';
-import { WATCHER_SCHEME, WATCHER_SETTINGS, type SubnetSource } from '../watcher/settings.js';
+import { WATCHER_SCHEME, WATCHER_SETTINGS } from '../watcher/settings.js';
 
 export type OutputFormat = 'human' | 'json';
 export const OUTPUT_FORMATS: readonly OutputFormat[] = ['human', 'json'];
@@ -85,25 +83,11 @@ export const DEFAULT_LEASE = {
 /** Flags as commander hands them over (camelCase names), only those given. */
 export type GlobalFlags = Readonly<Record<string, unknown>>;
 
-export interface CliSettings {
-  clusterName: string;
-  profile: Profile;
-  odl: Omit<OdlConnection, 'timeout'>;
-  kubeconfig?: string;
-  routeTarget: string;
-  rdAdministrator: string;
-  subnetSource: SubnetSource;
-  lease: { namespace: string; name: string };
-  output: OutputFormat;
-  /** Per request (each RESTCONF attempt, each Kubernetes request). */
-  timeoutMs: number;
-}
-
 /**
  * Resolves the settings. Throws ConfigError (exit 2) naming the flag, variable or file key at
  * fault; never contacts anything.
  */
-export function resolveSettings(flags: GlobalFlags, env: NodeJS.ProcessEnv = process.env): CliSettings {
+export function resolveSettings(flags: GlobalFlags, env: NodeJS.ProcessEnv = process.env) {
   const values = CLI_SCHEME.load({ flags, env }, checkWatcherValues);
   const { settings: s, odl, leaderElection: le, kubeconfig } = watcherConfigOf(values, () => 'odlcoectl');
   const { timeout: _odlTimeout, profile: _profile, ...connection } = odl;
@@ -116,7 +100,10 @@ export function resolveSettings(flags: GlobalFlags, env: NodeJS.ProcessEnv = pro
     subnetSource: s.subnetSource,
     lease: { namespace: le.namespace, name: le.name },
     output: values.output,
+    /** Per request (each RESTCONF attempt, each Kubernetes request). */
     timeoutMs: values.timeout * 1000,
     ...(kubeconfig !== undefined ? { kubeconfig } : {}),
   };
 }
+
+export type CliSettings = ReturnType<typeof resolveSettings>;

@@ -6,38 +6,12 @@
  */
 import type { Checks, SettingsSources } from '../common/settings-scheme.js';
 import { checkClusterName, checkRouteTarget, maxAssignedNumber, parseCidr } from '../netvirt/index.js';
-import type { OdlConnection } from '../restconf/settings.js';
-import type { Profile } from '../netvirt/profile.js';
-import {
-  WATCHER_SCHEME,
-  WATCHER_SETTINGS,
-  watcherSettingsOf,
-  type WatcherSettings,
-  type WatcherValues,
-} from './settings.js';
+import { WATCHER_SCHEME, WATCHER_SETTINGS, watcherSettingsOf, type WatcherValues } from './settings.js';
 
 export { parseDuration } from '../common/settings-scheme.js';
 
 /** The configuration file's schema (every key optional; unknown keys are errors, to catch typos). */
 export const configFileSchema = WATCHER_SCHEME.fileSchema;
-
-/** Everything the program needs, besides WatcherSettings. */
-export interface WatcherConfig {
-  settings: WatcherSettings;
-  kubeconfig?: string;
-  /** Durations in milliseconds. */
-  odl: OdlConnection & { profile: Profile };
-  metrics: WatcherValues['metrics'];
-  leaderElection: {
-    enabled: boolean;
-    namespace: string;
-    name: string;
-    identity: string;
-    leaseDurationMs: number;
-    renewDeadlineMs: number;
-    retryPeriodMs: number;
-  };
-}
 
 export interface ConfigSources extends SettingsSources {
   /** Parsed flags (commander's camelCase keys); `config` names the file. */
@@ -91,8 +65,8 @@ export function checkWatcherValues(v: WatcherValues, c: Checks): void {
     c.problem('leader election needs whole-second lease duration > renew deadline > retry period');
 }
 
-/** The validated values in the form the watcher's parts take them. */
-export function watcherConfigOf(v: WatcherValues, defaultIdentity: () => string): WatcherConfig {
+/** The validated values in the form the watcher's parts take them (durations in milliseconds). */
+export function watcherConfigOf(v: WatcherValues, defaultIdentity: () => string) {
   const le = v.leaderElection;
   return {
     settings: watcherSettingsOf(v),
@@ -110,3 +84,6 @@ export function watcherConfigOf(v: WatcherValues, defaultIdentity: () => string)
     },
   };
 }
+
+/** Everything the program needs: WatcherSettings, and how to reach Kubernetes, ODL and its Lease. */
+export type WatcherConfig = ReturnType<typeof watcherConfigOf>;
