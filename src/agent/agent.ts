@@ -11,10 +11,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubeConfig, V1Node, V1Pod } from '@kubernetes/client-node';
 import { Backoff, sleep } from '../common/backoff.js';
+import { Latch } from '../common/latch.js';
+import { Liveness } from '../common/liveness.js';
 import type { Logger } from '../common/log.js';
 import { errorMessage } from '../common/log.js';
 import type { Registry } from '../common/metrics.js';
 import { startOpsServer, type OpsServer } from '../common/ops-server.js';
+import { supervise } from '../common/supervise.js';
 import { Informer } from '../k8s/informer.js';
 import { KubeClient } from '../k8s/kube-client.js';
 import { kubeletPodUid } from '../k8s/pod-uid.js';
@@ -27,6 +30,7 @@ import { CNI_ERROR, CniError } from './cni/error.js';
 import { replayPendingDels } from './cni/pending-del.js';
 import { startCniServer, type CniServer } from './cni/server.js';
 import { CniService } from './cni/service.js';
+import { restconfClientOptions } from '../restconf/settings.js';
 import type { AgentConfig } from './config.js';
 import { HostLocalIpam, HostLocalLeaseStore } from './ipam.js';
 import { KeyedLock } from './keyed-lock.js';
@@ -48,8 +52,6 @@ export interface AgentDeps {
 const SHIM_SOURCE = fileURLToPath(new URL('../../cni/odlcoe.js', import.meta.url));
 /** How often DELs the shim queued while the agent was away are retried. */
 const PENDING_DEL_INTERVAL_MS = 30_000;
-/** How often the start-up reconcile looks whether a pod subnet is known yet. */
-const SUBNET_WAIT_MS = 200;
 const RETRY = { initialMs: 500, maxMs: 30_000 } as const;
 
 /**
@@ -82,6 +84,11 @@ export class Agent {
   private readonly registry: Registry;
   private ipam: IpamState | undefined;
   private state = { ovsReady: false, subnetConfirmed: false, configWritten: false, reconciled: false };
+  /** Background tasks and the OVS connection report here; `/healthz` fails when one stays down. */
+  private readonly liveness: Liveness;
+  private readonly nodeIp = new Latch<string>();
+  private readonly ovsSetUp = new Latch();
+  private readonly subnetKnown = new Latch();
 
   constructor(
     readonly config: AgentConfig,
@@ -95,21 +102,15 @@ export class Agent {
       timeoutSeconds: config.ovs.timeoutSeconds,
       logger: this.logger,
     });
-    this.restconf = new RestconfClient({
-      baseUrl: config.odl.url,
-      dialect: config.odl.dialect,
-      ...(deps.odlAuth ? { auth: deps.odlAuth } : {}),
-      tls:
-        config.odl.caFile || config.odl.insecureSkipVerify
-          ? {
-              ...(config.odl.caFile ? { caFile: config.odl.caFile } : {}),
-              ...(config.odl.insecureSkipVerify ? { insecureSkipVerify: true } : {}),
-            }
-          : undefined,
-      // The subnet loop has its own backoff; a few quick retries ride out a blip.
-      retry: { maxAttempts: 3 },
-      logger: this.logger,
-    });
+    this.liveness = new Liveness(config.health.failAfterSeconds * 1000);
+    this.restconf = new RestconfClient(
+      restconfClientOptions(config.odl, {
+        ...(deps.odlAuth ? { auth: deps.odlAuth } : {}),
+        // The subnet loop has its own backoff; a few quick retries ride out a blip.
+        retry: { maxAttempts: 3 },
+        logger: this.logger,
+      }),
+    );
     this.kube = new KubeClient(deps.kubeConfig);
     this.informer = new Informer<V1Pod>({
       name: 'pods',
@@ -216,13 +217,18 @@ export class Agent {
         { name: 'cni-config', check: () => this.state.configWritten },
         { name: 'reconciled', check: () => this.state.reconciled },
       ],
+      liveness: () => this.liveness.report(),
       logger: this.logger,
     });
     if (this.config.cni.binDir) await this.installShim(this.config.cni.binDir);
     this.informer.start();
-    const signal = this.abort.signal;
-    this.tasks.push(this.background('node', () => this.nodeTask(signal)));
-    this.tasks.push(this.background('reconcile', () => this.reconcileTask(signal)));
+    const options = { signal: this.abort.signal, logger: this.logger, liveness: this.liveness };
+    this.tasks.push(
+      supervise('ovs', (signal) => this.ovsProbe(signal), options),
+      supervise('node', (signal, up) => this.nodeTask(signal, up), options),
+      supervise('subnet', (signal, up) => this.subnetTask(signal, up), options),
+      supervise('reconcile', (signal, up) => this.reconcileTask(signal, up), options),
+    );
   }
 
   /** The ops server's port (for tests that pass port 0). */
@@ -238,13 +244,6 @@ export class Agent {
     await this.opsServer?.close();
     this.restconf.close();
     this.ovs.close();
-  }
-
-  private background(name: string, fn: () => Promise<void>): Promise<void> {
-    return fn().catch((err: unknown) => {
-      if (!this.abort.signal.aborted)
-        this.logger.error('background task ended', { task: name, error: errorMessage(err) });
-    });
   }
 
   /** Retries `fn` with backoff until it succeeds or the agent stops. */
@@ -267,7 +266,32 @@ export class Agent {
     }
   }
 
-  private async nodeTask(signal: AbortSignal): Promise<void> {
+  /**
+   * Watches the OVSDB connection: the `ovs` part is down while ovsdb-server cannot be reached
+   * (each ping also reconnects the client after a restart of ovsdb-server).
+   */
+  private async ovsProbe(signal: AbortSignal): Promise<void> {
+    const everyMs = Math.min(5_000, Math.max(250, (this.config.health.failAfterSeconds * 1000) / 4));
+    let reachable: boolean | undefined;
+    for (;;) {
+      try {
+        await this.ovs.ping();
+        if (reachable === false) this.logger.info('Open vSwitch is reachable again');
+        reachable = true;
+        this.liveness.up('ovs');
+      } catch (err) {
+        signal.throwIfAborted();
+        if (reachable !== false)
+          this.logger.error('Open vSwitch is unreachable', { error: errorMessage(err) });
+        reachable = false;
+        this.liveness.down('ovs', err);
+      }
+      await sleep(everyMs, signal);
+    }
+  }
+
+  /** Finds this node's IP, sets up OVS, then re-applies the set-up (an OVS restarted with a fresh database). */
+  private async nodeTask(signal: AbortSignal, up: () => void): Promise<void> {
     const nodeIp = await this.retry('reading this node from the Kubernetes API', signal, async () => {
       const node = await this.kube.request<V1Node>(
         'GET',
@@ -278,7 +302,8 @@ export class Agent {
       if (!ip) throw new Error(`node ${this.config.nodeName} has no InternalIP address yet`);
       return ip;
     });
-    this.logger.info('found this node', { node: this.config.nodeName, ip: nodeIp });
+    if (!this.nodeIp.isOpen) this.logger.info('found this node', { node: this.config.nodeName, ip: nodeIp });
+    this.nodeIp.open(nodeIp);
     const ovsSettings = {
       bridge: this.config.ovs.bridge,
       managers: this.config.ovs.managers,
@@ -287,48 +312,56 @@ export class Agent {
       ...(this.config.ovs.datapathType ? { datapathType: this.config.ovs.datapathType } : {}),
       ...(this.config.ovs.failMode ? { failMode: this.config.ovs.failMode } : {}),
     };
-    await Promise.all([
-      this.retry('setting up Open vSwitch', signal, () =>
-        this.metrics.count(this.metrics.ovsErrors, 'node_setup', () => setupNodeOvs(this.ovs, ovsSettings)),
-      ).then(() => {
-        this.state.ovsReady = true;
-        this.logger.info('Open vSwitch ready', {
-          bridge: ovsSettings.bridge,
-          tunnelIp: ovsSettings.tunnelIp,
-        });
-      }),
-      this.subnetTask(nodeIp, signal),
-    ]);
-    // Keep repairing: an OVS restarted with a fresh database, a conflist deleted by hand.
-    const refreshMs = this.config.odl.subnetRefreshSeconds * 1000;
+    await this.retry('setting up Open vSwitch', signal, () =>
+      this.metrics.count(this.metrics.ovsErrors, 'node_setup', () => setupNodeOvs(this.ovs, ovsSettings)),
+    );
+    if (!this.state.ovsReady)
+      this.logger.info('Open vSwitch ready', { bridge: ovsSettings.bridge, tunnelIp: ovsSettings.tunnelIp });
+    this.state.ovsReady = true;
+    this.ovsSetUp.open();
+    up();
     for (;;) {
-      await sleep(refreshMs, signal);
+      await sleep(this.config.odl.subnetRefreshSeconds * 1000, signal);
+      // An unreachable OVS is the `ovs` part's business; this only repairs what is reachable.
       await setupNodeOvs(this.ovs, ovsSettings).catch((err: unknown) => {
         this.metrics.ovsErrors.inc({ operation: 'node_setup' });
         this.logger.error('re-applying the Open vSwitch set-up failed', { error: errorMessage(err) });
       });
-      await this.refreshSubnet(nodeIp).catch((err: unknown) =>
-        this.logger.warn('re-reading the pod subnet failed', { error: errorMessage(err) }),
-      );
+      up();
     }
   }
 
-  /** Waits (with backoff, reporting not ready) until ODL has a subnet for this node. */
-  private async subnetTask(nodeIp: string, signal: AbortSignal): Promise<void> {
+  /**
+   * Waits (with backoff, reporting not ready) until ODL has a subnet for this node, writes the
+   * CNI config, then reads the subnet again and keeps the config written (a conflist deleted
+   * by hand). ODL being unreachable is only retried; failing to write the config fails the task.
+   */
+  private async subnetTask(signal: AbortSignal, up: () => void): Promise<void> {
+    const nodeIp = await this.nodeIp.wait(signal);
     const subnet = await this.retry('reading the node pod subnet from ODL', signal, async () => {
-      const entry = await fetchNodeSubnet(this.restconf, nodeIp);
-      if (!entry)
+      const found = await this.readSubnet(nodeIp);
+      if (!found)
         throw new Error(`ODL has no k8s-nodes entry with internal-ip-address ${nodeIp} and a pod-cidr yet`);
-      return parsePodSubnet(entry.podCidr);
+      return found;
     });
     this.adoptSubnet(subnet);
     await this.writeConfig();
+    up();
+    for (;;) {
+      await sleep(this.config.odl.subnetRefreshSeconds * 1000, signal);
+      const fresh = await this.readSubnet(nodeIp).catch((err: unknown) => {
+        this.logger.warn('re-reading the pod subnet failed', { error: errorMessage(err) });
+        return undefined;
+      });
+      if (fresh) this.adoptSubnet(fresh);
+      await this.writeConfig();
+      up();
+    }
   }
 
-  private async refreshSubnet(nodeIp: string): Promise<void> {
+  private async readSubnet(nodeIp: string): Promise<PodSubnet | undefined> {
     const entry = await fetchNodeSubnet(this.restconf, nodeIp);
-    if (entry) this.adoptSubnet(parsePodSubnet(entry.podCidr));
-    await this.writeConfig();
+    return entry ? parsePodSubnet(entry.podCidr) : undefined;
   }
 
   /**
@@ -366,6 +399,7 @@ export class Agent {
         routes: [{ dst: defaultRoute(subnet) }],
       }),
     };
+    this.subnetKnown.open();
   }
 
   private async writeConfig(): Promise<void> {
@@ -406,9 +440,9 @@ export class Agent {
     this.logger.info('installed the CNI shim', { path: target, size: (await stat(shim)).size });
   }
 
-  private async reconcileTask(signal: AbortSignal): Promise<void> {
+  private async reconcileTask(signal: AbortSignal, up: () => void): Promise<void> {
     await this.informer.waitForSync(signal);
-    while (!this.state.ovsReady) await sleep(200, signal);
+    await this.ovsSetUp.wait(signal);
     const reconcile = async () => {
       const result = await this.retry('start-up reconcile', signal, async () => {
         const r = await reconcileNodeAttachments({
@@ -447,13 +481,15 @@ export class Agent {
       // at. Once ODL (or a rewritten conflist) gives one, reconcile again, still before any ADD
       // is served (ADD waits for `reconciled`): no ADD is then in flight whose fresh lease,
       // not yet on a port nor in the pod's status, would look stale.
-      while (!this.ipam) await sleep(SUBNET_WAIT_MS, signal);
+      await this.subnetKnown.wait(signal);
       await reconcile();
     }
     this.state.reconciled = true;
+    up();
     for (;;) {
       await sleep(PENDING_DEL_INTERVAL_MS, signal);
       await replay();
+      up();
     }
   }
 }

@@ -8,8 +8,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigError } from '../common/config-file.js';
 import { silentLogger, type Logger } from '../common/log.js';
 import { KubeClient } from '../k8s/kube-client.js';
-import { loadRestconfAuth } from '../restconf/auth.js';
-import { RestconfClient, type RestconfClientOptions } from '../restconf/client.js';
+import { RestconfClient } from '../restconf/client.js';
+import { restconfClientOptions } from '../restconf/settings.js';
 import type { CliSettings } from './settings.js';
 
 /** Three attempts, 250 ms then 500 ms apart: a blip is ridden out, an outage reported. */
@@ -20,28 +20,15 @@ export function connectOdl(
   logger: Logger = silentLogger(),
   env: NodeJS.ProcessEnv = process.env,
 ): RestconfClient {
-  const options: RestconfClientOptions = {
-    baseUrl: settings.odl.url,
-    dialect: settings.odl.dialect,
-    timeoutMs: settings.timeoutMs,
-    retry: CLI_RETRY,
-    concurrency: 8,
-    logger,
-  };
-  const auth = loadRestconfAuth({
-    env,
-    ...(settings.odl.user !== undefined ? { user: settings.odl.user } : {}),
-    ...(settings.odl.passwordFile !== undefined ? { passwordFile: settings.odl.passwordFile } : {}),
-    ...(settings.odl.tokenFile !== undefined ? { tokenFile: settings.odl.tokenFile } : {}),
-  });
-  if (auth) options.auth = auth;
-  if (settings.odl.caFile !== undefined || settings.odl.insecureSkipVerify) {
-    options.tls = {
-      ...(settings.odl.caFile !== undefined ? { caFile: settings.odl.caFile } : {}),
-      ...(settings.odl.insecureSkipVerify ? { insecureSkipVerify: true } : {}),
-    };
-  }
-  return new RestconfClient(options);
+  return new RestconfClient(
+    restconfClientOptions(settings.odl, {
+      timeoutMs: settings.timeoutMs,
+      retry: CLI_RETRY,
+      concurrency: 8,
+      logger,
+      env,
+    }),
+  );
 }
 
 /** `--kubeconfig`, else the usual search: $KUBECONFIG, ~/.kube/config, in-cluster. */

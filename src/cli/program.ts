@@ -3,21 +3,19 @@
  * `runCli` is the whole program minus `process` (tests run it in-process as well as through
  * main.ts as a child process).
  */
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../common/config-file.js';
 import { createLogger, errorMessage } from '../common/log.js';
 import { NameError } from '../common/name-error.js';
 import { ModelValidationError } from '../netvirt/errors.js';
-import { PROFILES } from '../netvirt/profile.js';
 import { ownerContextOf } from '../netvirt/translate-settings.js';
 import type { RestconfClient } from '../restconf/client.js';
-import { DIALECTS } from '../restconf/path.js';
 import { connectKube, connectOdl } from './connect.js';
 import { buildDump, renderDump } from './dump.js';
 import { CliError, EXIT, type ExitCode } from './exit-codes.js';
 import { executeGc, gcReport, planGc, renderGc } from './gc.js';
 import { NETVIRT_MODEL, type CliModel } from './model.js';
-import { OUTPUT_FORMATS, resolveSettings, type CliSettings, type GlobalFlags } from './settings.js';
+import { CLI_SCHEME, CLI_USES, resolveSettings, type CliSettings, type GlobalFlags } from './settings.js';
 import { keysToPlan, planInputs } from './plan-inputs.js';
 import { odlReader, readOdl, readSnapshot } from './snapshot.js';
 import { renderStatus, runStatus } from './status.js';
@@ -75,60 +73,24 @@ export async function runCli(argv: readonly string[], io: CliIo, options: CliOpt
     argv.some((a, i) => (a === '-o' || a === '--output') && argv[i + 1] === 'json') ||
     argv.includes('--output=json');
   const settingsOf = (cmd: Command, extra: Partial<GlobalFlags> = {}): CliSettings => {
-    const flags = { ...cmd.optsWithGlobals<GlobalFlags>(), ...extra };
+    const flags = { ...CLI_SCHEME.flagsFrom(cmd), ...extra };
     const settings = resolveSettings(flags, io.env);
     jsonErrors = settings.output === 'json';
     return settings;
   };
 
-  const program = new Command('odlcoectl')
-    .description('Operator CLI for odlcoe: why does this pod have no network?')
-    .option(
-      '--config <file>',
-      "the watcher's YAML/JSON config file: odlcoectl shares its settings (env ODLCOE_CONFIG)",
-    )
-    .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
-    .option('--odl-url <url>', 'OpenDaylight RESTCONF base URL, e.g. http://odl:8181 (env ODLCOE_ODL_URL)')
-    .option('--odl-user <name>', 'ODL user (env ODLCOE_ODL_USER)')
-    .option(
-      '--odl-password-file <file>',
-      'file holding the ODL password (env ODLCOE_ODL_PASSWORD_FILE, or the password itself in ODLCOE_ODL_PASSWORD)',
-    )
-    .option('--odl-token-file <file>', 'file holding an ODL bearer token (env ODLCOE_ODL_TOKEN_FILE)')
-    .option('--odl-ca-file <file>', 'CA bundle for an https ODL URL (env ODLCOE_ODL_CA_FILE)')
-    .addOption(
-      new Option(
-        '--profile <profile>',
-        'NetVirt model release, as the watcher has it (env ODLCOE_PROFILE, odl.profile)',
-      ).choices([...PROFILES]),
-    )
-    .addOption(
-      new Option(
-        '--dialect <dialect>',
-        'RESTCONF dialect (env ODLCOE_DIALECT, odl.dialect; default rfc8040)',
-      ).choices([...DIALECTS]),
-    )
-    .option('--cluster-name <name>', "this cluster's name in ODL ownership markers (env ODLCOE_CLUSTER_NAME)")
-    .addOption(
-      new Option('-o, --output <format>', 'output format').choices([...OUTPUT_FORMATS]).default('human'),
-    )
-    .option('--timeout <seconds>', 'deadline of each request to ODL or Kubernetes', '30')
+  const program = CLI_SCHEME.addOptions(
+    new Command('odlcoectl').description('Operator CLI for odlcoe: why does this pod have no network?'),
+    CLI_USES.global,
+    true,
+  )
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
 
-  program
-    .command('status')
+  CLI_SCHEME.addOptions(program.command('status'), CLI_USES.status)
     .description(
       'pods programmed vs pending, collisions, watcher warnings, leader, ODL and Kubernetes reachability',
-    )
-    .option(
-      '--lease-namespace <namespace>',
-      "namespace of the watcher's leader Lease (env ODLCOE_LEASE_NAMESPACE; default kube-system)",
-    )
-    .option(
-      '--lease-name <name>',
-      "name of the watcher's leader Lease (env ODLCOE_LEASE_NAME; default odlcoe-watcher)",
     )
     .action(async (_opts: unknown, cmd: Command) => {
       const settings = settingsOf(cmd);

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import type { LivenessReport } from './liveness.js';
 import type { Logger } from './log.js';
 import { errorMessage } from './log.js';
 
@@ -15,8 +16,11 @@ export interface OpsServerOptions {
   port: number;
   registry: Registry;
   readiness?: ReadinessCheck[];
-  /** Liveness: false when the daemon is wedged and should be restarted. */
-  liveness?: () => boolean;
+  /**
+   * Liveness: false (or an unhealthy report) when the daemon is wedged and should be
+   * restarted. A report is served as JSON, naming the parts that are down.
+   */
+  liveness?: () => boolean | LivenessReport;
   logger: Logger;
 }
 
@@ -27,7 +31,7 @@ export interface OpsServer {
 
 /**
  * The operations endpoint every daemon serves: `/metrics` (Prometheus text format),
- * `/healthz` (the process is alive) and `/readyz` (every readiness check passes; the body
+ * `/healthz` (the process can still do its job) and `/readyz` (every readiness check passes; the body
  * names each check so `curl` tells an operator what is missing).
  */
 export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
@@ -47,7 +51,10 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
       return;
     }
     if (path === '/healthz') {
-      return liveness() ? send(200, 'text/plain', 'ok\n') : send(503, 'text/plain', 'unhealthy\n');
+      const live = liveness();
+      if (typeof live !== 'boolean')
+        return send(live.healthy ? 200 : 503, 'application/json', `${JSON.stringify(live)}\n`);
+      return live ? send(200, 'text/plain', 'ok\n') : send(503, 'text/plain', 'unhealthy\n');
     }
     if (path === '/readyz') {
       Promise.all(

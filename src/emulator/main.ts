@@ -7,6 +7,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readSecretFile } from '../common/config-file.js';
 import { createLogger, errorMessage } from '../common/log.js';
+import { onStopSignals } from '../common/stop-signals.js';
 import { PROFILES, type Profile } from '../netvirt/profile.js';
 import { startEmulator, type EmulatorOptions, type FaultSettings } from './server.js';
 
@@ -131,21 +132,7 @@ async function main(): Promise<void> {
   // whatever ODLCOE_LOG_LEVEL says.
   createLogger('emulator', 'info').info('emulator listening', { url: emulator.url, profile: flags.profile });
 
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('emulator stopping', { signal });
-    emulator.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error('emulator did not close cleanly', { error: errorMessage(err) });
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  onStopSignals(logger, () => emulator.close(), { message: 'emulator stopping' });
 }
 
 void main();

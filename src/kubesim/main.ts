@@ -6,6 +6,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { readSecretFile } from '../common/config-file.js';
 import { createLogger, errorMessage } from '../common/log.js';
+import { onStopSignals } from '../common/stop-signals.js';
 import { DEFAULT_BOOKMARK_INTERVAL_MS, DEFAULT_HISTORY_LIMIT, startKubeSim } from './server.js';
 
 function integer(min: number, max: number): (value: string) => number {
@@ -76,21 +77,7 @@ async function main(): Promise<void> {
     auth: token !== undefined ? 'token' : 'none',
   });
 
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('kubesim stopping', { signal });
-    sim.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error('kubesim failed to stop cleanly', { error: errorMessage(err) });
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  onStopSignals(logger, () => sim.close(), { message: 'kubesim stopping' });
 }
 
 main().catch((err: unknown) => {

@@ -4,6 +4,10 @@ import { ConfigError, readSecretFile } from '../common/config-file.js';
 export type RestconfAuth =
   { kind: 'basic'; user: string; password: string } | { kind: 'bearer'; token: string };
 
+/** The credentials themselves, for deployments without files (the files win). */
+export const ODL_PASSWORD_ENV = 'ODLCOE_ODL_PASSWORD';
+export const ODL_TOKEN_ENV = 'ODLCOE_ODL_TOKEN';
+
 export interface LoadRestconfAuthOptions {
   user?: string;
   passwordFile?: string;
@@ -21,13 +25,12 @@ export interface LoadRestconfAuthOptions {
  */
 export function loadRestconfAuth(opts: LoadRestconfAuthOptions): RestconfAuth | undefined {
   const env = opts.env ?? process.env;
-  const token =
-    opts.tokenFile !== undefined ? readSecretFile(opts.tokenFile) : nonEmpty(env.ODLCOE_ODL_TOKEN);
+  const token = opts.tokenFile !== undefined ? readSecretFile(opts.tokenFile) : nonEmpty(env[ODL_TOKEN_ENV]);
   const password =
-    opts.passwordFile !== undefined ? readSecretFile(opts.passwordFile) : nonEmpty(env.ODLCOE_ODL_PASSWORD);
+    opts.passwordFile !== undefined ? readSecretFile(opts.passwordFile) : nonEmpty(env[ODL_PASSWORD_ENV]);
   const user = opts.user ?? nonEmpty(env.ODLCOE_ODL_USER);
-  const tokenSource = opts.tokenFile ?? 'ODLCOE_ODL_TOKEN';
-  const passwordSource = opts.passwordFile ?? 'ODLCOE_ODL_PASSWORD';
+  const tokenSource = opts.tokenFile ?? ODL_TOKEN_ENV;
+  const passwordSource = opts.passwordFile ?? ODL_PASSWORD_ENV;
 
   if (token !== undefined && password !== undefined) {
     throw new ConfigError(

@@ -296,7 +296,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
           odl: {
             baseUrl: odl.url,
             auth: { kind: 'basic', user: ODL_USER, password: ODL_PASSWORD },
-            timeoutMs: watcherConfig.odl.timeoutMs ?? 10_000,
+            timeoutMs: watcherConfig.odl.timeout ?? 10_000,
           },
           leaderElection: le.enabled ? le : false,
           ops: { host: '127.0.0.1', port: p },

@@ -30,6 +30,10 @@ export interface UserspaceOvs {
   stopVswitchd(): Promise<void>;
   /** Starts ovs-vswitchd again after stopVswitchd(); does nothing while it runs. */
   startVswitchd(): Promise<void>;
+  /** Stops ovsdb-server by its pid (ovs-vswitchd keeps running and reconnects), as when the database server dies. */
+  stopOvsdb(): Promise<void>;
+  /** Starts ovsdb-server again on the same database after stopOvsdb(); does nothing while it runs. */
+  startOvsdb(): Promise<void>;
   /** Stops both daemons by pid (vswitchd first: it holds the database connection); safe to call twice. */
   stop(): Promise<void>;
 }
@@ -93,16 +97,8 @@ export async function startUserspaceOvs(opts: { dir: string; netns?: string }): 
     if (pids.vswitchd !== undefined) await stopPid(pids.vswitchd);
     pids.vswitchd = undefined;
   };
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    await stopVswitchd();
-    if (pids.ovsdb !== undefined) await stopPid(pids.ovsdb);
-  };
-
-  try {
-    await run('ovsdb-tool', ['create', join(dir, 'conf.db'), OVS_SCHEMA], { env });
+  const startOvsdb = async () => {
+    if (pids.ovsdb !== undefined && (await isAlive(pids.ovsdb))) return;
     await daemon('ovsdb-server', [
       join(dir, 'conf.db'),
       `--remote=punix:${dbSocket}`,
@@ -111,6 +107,22 @@ export async function startUserspaceOvs(opts: { dir: string; netns?: string }): 
       ...daemonArgs('ovsdb-server'),
     ]);
     pids.ovsdb = await readPidFile(join(dir, 'ovsdb-server.pid'));
+  };
+  const stopOvsdb = async () => {
+    if (pids.ovsdb !== undefined) await stopPid(pids.ovsdb);
+    pids.ovsdb = undefined;
+  };
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await stopVswitchd();
+    await stopOvsdb();
+  };
+
+  try {
+    await run('ovsdb-tool', ['create', join(dir, 'conf.db'), OVS_SCHEMA], { env });
+    await startOvsdb();
     await vsctl(['--no-wait', 'init']);
     await startVswitchd();
   } catch (err) {
@@ -126,6 +138,8 @@ export async function startUserspaceOvs(opts: { dir: string; netns?: string }): 
     vswitchdRunning,
     stopVswitchd,
     startVswitchd,
+    stopOvsdb,
+    startOvsdb,
     stop,
   };
 }

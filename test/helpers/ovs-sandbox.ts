@@ -33,6 +33,10 @@ export interface OvsSandbox {
   stopVswitchd(): Promise<void>;
   /** Starts ovs-vswitchd again after stopVswitchd(). */
   startVswitchd(): Promise<void>;
+  /** Stops ovsdb-server by its pid (ovs-vswitchd keeps running), to test a dead database server. */
+  stopOvsdb(): Promise<void>;
+  /** Starts ovsdb-server again, on the same database, after stopOvsdb(). */
+  startOvsdb(): Promise<void>;
   /** Removes the bridges, stops both daemons by pid, removes the temp dir; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -86,6 +90,8 @@ export async function startOvsSandbox(opts: { netns?: string } = {}): Promise<Ov
     ofctl: started.ofctl,
     stopVswitchd: started.stopVswitchd,
     startVswitchd: started.startVswitchd,
+    stopOvsdb: started.stopOvsdb,
+    startOvsdb: started.startOvsdb,
     stop,
   };
 }
