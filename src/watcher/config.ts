@@ -83,6 +83,10 @@ export const configFileSchema = z
       })
       .partial()
       .strict(),
+    services: z
+      .object({ cidrs: z.array(z.string()) })
+      .partial()
+      .strict(),
     gracePeriod: duration,
     resyncPeriod: duration,
     workers: z.number().int().min(1),
@@ -161,6 +165,7 @@ interface Flat {
   subnetSource: SubnetSource;
   clusterCidr: string;
   nodePrefixLength: number;
+  serviceCidrs: string[];
   subnetPollInterval: number;
   gracePeriod: number;
   resyncPeriod: number;
@@ -180,6 +185,16 @@ interface Flat {
 }
 
 const str = z.string().min(1, 'must not be empty');
+/** A list: an array in the file, comma-separated in a flag or the environment. */
+const list = z.union([
+  z.array(z.string()),
+  z.string().transform((v) =>
+    v
+      .split(',')
+      .map((x) => x.trim())
+      .filter((x) => x !== ''),
+  ),
+]);
 const FIELDS: Field[] = [
   { key: 'clusterName', flag: 'clusterName', env: 'ODLCOE_CLUSTER_NAME', file: ['clusterName'], parse: str },
   { key: 'backend', flag: 'backend', env: 'ODLCOE_BACKEND', file: ['backend'], parse: backendName },
@@ -242,6 +257,13 @@ const FIELDS: Field[] = [
     env: 'ODLCOE_RD_ADMINISTRATOR',
     file: ['vpn', 'rdAdministrator'],
     parse: str,
+  },
+  {
+    key: 'serviceCidrs',
+    flag: 'serviceCidrs',
+    env: 'ODLCOE_SERVICE_CIDRS',
+    file: ['services', 'cidrs'],
+    parse: list,
   },
   {
     key: 'subnetSource',
@@ -462,6 +484,8 @@ function resolve(f: Partial<Flat>, defaultIdentity: () => string): WatcherConfig
         );
     }
   }
+  const serviceCidrs = f.serviceCidrs ?? [];
+  for (const cidr of serviceCidrs) check('--service-cidrs', () => parseCidr(cidr));
   if (f.odlPasswordFile !== undefined && f.odlTokenFile !== undefined)
     problems.push('--odl-password-file and --odl-token-file exclude each other');
   if (f.metricsHost !== undefined && isIP(f.metricsHost) === 0 && f.metricsHost !== 'localhost')
@@ -485,6 +509,7 @@ function resolve(f: Partial<Flat>, defaultIdentity: () => string): WatcherConfig
     ...(subnetSource === 'allocate'
       ? { clusterCidr: f.clusterCidr, nodePrefixLength: f.nodePrefixLength }
       : {}),
+    serviceCidrs,
     gracePeriodMs: f.gracePeriod ?? DEFAULT_SETTINGS.gracePeriodMs,
     resyncPeriodMs: f.resyncPeriod ?? DEFAULT_SETTINGS.resyncPeriodMs,
     subnetPollMs: f.subnetPollInterval ?? DEFAULT_SETTINGS.subnetPollMs,

@@ -62,6 +62,10 @@ function program(): Command {
       ).choices(['odl', 'podCIDR', 'allocate']),
     )
     .option('--cluster-cidr <cidr>', 'range node subnets are carved from (allocate)')
+    .option(
+      '--service-cidrs <cidrs>',
+      'Service ranges, comma-separated: node gateways and Service routes in ODL (default: none)',
+    )
     .option('--node-prefix-length <n>', 'prefix length of each node subnet (allocate)')
     .option('--grace-period <duration>', 'delay before an unneeded VPN/ELAN instance is deleted; default 5m')
     .option('--resync-period <duration>', 'full resync interval, 0 disables; default 10m')

@@ -32,6 +32,12 @@ export interface WatcherSettings {
   /** `allocate` only: the prefix length of each node subnet. */
   nodePrefixLength?: number;
   /**
+   * The Service ranges (kube-apiserver's `--service-cluster-ip-range`, one per family). Empty:
+   * no node gateways and no Service routes; otherwise every node gets its gateway in ODL and
+   * every Service IP a route through the gateways, and a ClusterIP outside them is refused.
+   */
+  serviceCidrs?: readonly string[];
+  /**
    * An unneeded VPN/ELAN instance is deleted after this long. The clock is in memory: it
    * starts over after a restart or a leader change (a deletion only ever comes later).
    */
