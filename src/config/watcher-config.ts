@@ -6,7 +6,12 @@
  */
 import type { Checks, SettingsSources } from '../common/settings-scheme.js';
 import { checkClusterName, checkRouteTarget, maxAssignedNumber, parseCidr } from '../netvirt/index.js';
-import { WATCHER_SCHEME, WATCHER_SETTINGS, watcherSettingsOf, type WatcherValues } from './watcher-settings.js';
+import {
+  WATCHER_SCHEME,
+  WATCHER_SETTINGS,
+  watcherSettingsOf,
+  type WatcherValues,
+} from './watcher-settings.js';
 
 export { parseDuration } from '../common/settings-scheme.js';
 
@@ -58,6 +63,7 @@ export function checkWatcherValues(v: WatcherValues, c: Checks): void {
         c.problem(`${c.label(setting)} is only meaningful with ${allocate} (it is ${source})`);
     }
   }
+  for (const cidr of v.services.cidrs) c.check(s.services.cidrs, () => parseCidr(cidr));
   if (v.odl.passwordFile !== undefined && v.odl.tokenFile !== undefined)
     c.problem(`${c.label(s.odl.passwordFile)} and ${c.label(s.odl.tokenFile)} exclude each other`);
   const { leaseDuration, renewDeadline, retryPeriod } = v.leaderElection;

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import {
   boolean,
   duration,
+  list,
   number,
   oneOf,
   quoted,
@@ -103,6 +104,14 @@ export const WATCHER_SETTINGS = {
       env: 'ODLCOE_SUBNET_POLL_INTERVAL',
       default: '10s',
       doc: '`odl` source: how often a node without a `pod-cidr` is looked up again',
+    }),
+  },
+  services: {
+    cidrs: setting(list(z.string()), {
+      flag: '--service-cidrs <cidrs>',
+      env: 'ODLCOE_SERVICE_CIDRS',
+      default: [],
+      doc: "the Service ranges (kube-apiserver's `--service-cluster-ip-range`, one per family). Empty: no node gateways and no Service routes in ODL; otherwise every node gets its gateway and every Service IP a route through the gateways, and a ClusterIP outside them is refused",
     }),
   },
   gracePeriod: setting(duration(), {
@@ -239,6 +248,8 @@ export function watcherSettingsOf(v: WatcherValues) {
     ...(v.subnets.source === 'allocate'
       ? { clusterCidr: v.subnets.clusterCidr, nodePrefixLength: v.subnets.nodePrefixLength }
       : {}),
+    /** Empty: no node gateways and no Service routes. */
+    serviceCidrs: v.services.cidrs as readonly string[],
     gracePeriodMs: v.gracePeriod,
     resyncPeriodMs: v.resyncPeriod,
     subnetPollMs: v.subnets.odlPollInterval,

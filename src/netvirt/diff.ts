@@ -25,11 +25,13 @@ import { ip, prefix, sorted } from './canonical.js';
 import {
   markerOwnership,
   vpnInstanceOwnership,
+  interfaceMarkerKind,
   vpnInterfaceOwnership,
   vpnRouteDistinguisher,
   type OwnerContext,
 } from './ownership.js';
 import { netvirtPaths } from './paths.js';
+import { isGatewayName } from './gateway.js';
 import {
   adjacencyEntry,
   vpnInstanceEntry,
@@ -62,7 +64,7 @@ export function diffInterface(
   return decide<Interface>(
     {
       path: paths.interface,
-      ownership: (a) => markerOwnership(a.description, 'pod', ctx),
+      ownership: (a) => markerOwnership(a.description, interfaceMarkerKind(a.name), ctx),
       owned: (e) => ({
         type: e.type,
         enabled: e.enabled,
@@ -101,7 +103,8 @@ export function diffElanInstance(
   return decide<ElanInstance>(
     {
       path: paths.elanInstance,
-      ownership: (a) => markerOwnership(a.description, 'node-namespace', ctx),
+      ownership: (a) =>
+        markerOwnership(a.description, isGatewayName(a.name) ? 'node-gateway' : 'node-namespace', ctx),
       owned: (e) => ({
         'segment-type': e.segmentType,
         'segmentation-id': e.segmentationId,
@@ -135,7 +138,7 @@ export function diffElanInterface(
   return decide<ElanInterface>(
     {
       path: paths.elanInterface,
-      ownership: (a) => markerOwnership(a.description, 'pod', ctx),
+      ownership: (a) => markerOwnership(a.description, interfaceMarkerKind(a.name), ctx),
       owned: (e) => ({
         'elan-instance-name': e.elanInstanceName,
         'static-mac-entries': sorted(
@@ -240,6 +243,7 @@ const adjacencyOwned = (a: Adjacency) => ({
 /**
  * vpn-interface. Owned: `vpn-instance-names`, `router-interface` and the primary adjacency
  * entries; learnt-ip and extra-route adjacencies, `dpn-id` and the rest belong to others.
+ * On a node gateway's vpn-interface the extra routes are odlcoe's too (the Service routes).
  * `ietfInterface` is the actual ietf-interface of the same name (it carries the ownership).
  */
 export function diffVpnInterface(
@@ -250,6 +254,10 @@ export function diffVpnInterface(
   opts: DiffOptions = {},
 ): Decision {
   const paths = netvirtPaths(ctx.profile);
+  const name = (desired ?? actual)?.name ?? opts.name ?? '';
+  const isOwnedAdjacency = isGatewayName(name)
+    ? (x: Adjacency) => isPrimary(x) || (x.adjacencyType ?? 'extra-route') === 'extra-route'
+    : isPrimary;
   const entryOwned = (e: VpnInterface) => ({
     'vpn-instance-names': sorted(
       e.vpnInstanceNames.map((n) => ({ name: n.vpnName, type: n.associatedSubnetType })),
@@ -263,20 +271,20 @@ export function diffVpnInterface(
       ownership: (a) => vpnInterfaceOwnership(a, ietfInterface, ctx),
       owned: (e) => ({
         ...entryOwned(e),
-        adjacency: sorted(e.adjacencies.filter(isPrimary).map(adjacencyOwned), (a) => a.ip),
+        adjacency: sorted(e.adjacencies.filter(isOwnedAdjacency).map(adjacencyOwned), (a) => a.ip),
       }),
       create: (d) => [putOp(paths.vpnInterface(d.name), vpnInterfaceEntry(ctx.profile, d))],
       update: (d, a, changed) => {
         const byKey = (list: Adjacency[]) => new Map(list.map((x) => [prefix(x.ipAddress), x]));
         const actualAll = byKey(a.adjacencies);
-        const desiredPrimary = byKey(d.adjacencies.filter(isPrimary));
+        const desiredPrimary = byKey(d.adjacencies.filter(isOwnedAdjacency));
         // Ours are replaced; anything ODL or a user added under another key rides along.
         const carried = a.adjacencies.filter(
-          (x) => !isPrimary(x) && !desiredPrimary.has(prefix(x.ipAddress)),
+          (x) => !isOwnedAdjacency(x) && !desiredPrimary.has(prefix(x.ipAddress)),
         );
         const withPreserved = (x: Adjacency): Adjacency => {
           const old = actualAll.get(prefix(x.ipAddress));
-          return old?.preserved && isPrimary(old) ? { ...x, preserved: old.preserved } : x;
+          return old?.preserved && isOwnedAdjacency(old) ? { ...x, preserved: old.preserved } : x;
         };
         if (changed.some((c) => c !== 'adjacency')) {
           const merged: VpnInterface = {
@@ -292,7 +300,7 @@ export function diffVpnInterface(
           };
         }
         const writes: WriteOp[] = [];
-        for (const x of a.adjacencies.filter(isPrimary)) {
+        for (const x of a.adjacencies.filter(isOwnedAdjacency)) {
           if (!desiredPrimary.has(prefix(x.ipAddress)))
             writes.push(deleteOp(paths.adjacency(d.name, x.ipAddress)));
         }
@@ -300,7 +308,7 @@ export function diffVpnInterface(
           const old = actualAll.get(key);
           if (
             !old ||
-            !isPrimary(old) ||
+            !isOwnedAdjacency(old) ||
             canonicalJson(adjacencyOwned(old)) !== canonicalJson(adjacencyOwned(x))
           ) {
             const target = withPreserved(x);

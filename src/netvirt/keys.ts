@@ -12,22 +12,41 @@
  * | `elan/<ip>:<ns>`      | elan-instance of namespace `<ns>` on the node with InternalIP `<ip>` (node × namespace) |
  * | `vpn/<vpn name>`      | vpn-instance of a namespace (`vpnName(ns)`)                   |
  * | `node/<uid>`          | k8s-node entry of a node                                      |
+ * | `gateway/<node name>` | a node's gateway: ietf-, elan-, vpn-interface and ELAN `odlcoe-gw.<node>`, with its Service routes |
+ * | `gateway-vpn`         | the cluster's gateway VPN `odlcoe.gateways`                   |
+ * | `service/<ns>/<name>` | nothing: reports about a Service (a ClusterIP outside the service range) |
  *
  * (The coe-northbound backend's keys: coe/keys.ts; `pod/` and `node/` are spelled alike.)
  */
 import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
+import { GATEWAY_VPN, nodeOfGatewayName } from './gateway.js';
 import { nodeInternalIp } from './kube.js';
 import { elanInstanceName, vpnName } from './names.js';
 export type NetvirtKey =
   | { kind: 'pod'; namespace: string; name: string }
   | { kind: 'elan'; elanName: string; nodeIp: string; namespace: string }
   | { kind: 'vpn'; vpnName: string }
-  | { kind: 'node'; uid: string };
+  | { kind: 'node'; uid: string }
+  | { kind: 'gateway'; nodeName: string }
+  | { kind: 'gateway-vpn' }
+  | { kind: 'service'; namespace: string; name: string };
 
 export const podKey = (namespace: string, name: string): string => `pod/${namespace}/${name}`;
 export const nodeKey = (uid: string): string => `node/${uid}`;
 export const elanKey = (elanName: string): string => `elan/${elanName}`;
 export const vpnKey = (name: string): string => `vpn/${name}`;
+export const gatewayKey = (nodeName: string): string => `gateway/${nodeName}`;
+export const GATEWAY_VPN_KEY = 'gateway-vpn';
+export const serviceKey = (namespace: string, name: string): string => `service/${namespace}/${name}`;
+
+/** The key owning an interface (or ELAN) name: a node gateway's, else a pod's. */
+export function keyOfInterfaceName(name: string): string | undefined {
+  const node = nodeOfGatewayName(name);
+  return node !== undefined ? gatewayKey(node) : podKeyOfInterface(name);
+}
+
+/** The key owning a vpn-instance: the gateway VPN's, else a namespace VPN's. */
+export const keyOfVpnName = (name: string): string => (name === GATEWAY_VPN ? GATEWAY_VPN_KEY : vpnKey(name));
 
 /** The pod key that owns an interface name `<ns>:<pod>` (namespaces never contain ':'). */
 export function podKeyOfInterface(ifName: string): string | undefined {
@@ -37,6 +56,7 @@ export function podKeyOfInterface(ifName: string): string | undefined {
 }
 
 export function parseNetvirtKey(key: string): NetvirtKey {
+  if (key === GATEWAY_VPN_KEY) return { kind: 'gateway-vpn' };
   const slash = key.indexOf('/');
   const kind = key.slice(0, slash);
   const rest = key.slice(slash + 1);
@@ -58,6 +78,14 @@ export function parseNetvirtKey(key: string): NetvirtKey {
         return { kind, vpnName: rest };
       case 'node':
         return { kind, uid: rest };
+      case 'gateway':
+        if (!rest.includes('/')) return { kind, nodeName: rest };
+        break;
+      case 'service': {
+        const [namespace, name, ...more] = rest.split('/');
+        if (namespace && name && more.length === 0) return { kind, namespace, name };
+        break;
+      }
     }
   }
   throw new Error(`not a netvirt key: ${JSON.stringify(key)}`);

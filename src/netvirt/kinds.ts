@@ -45,12 +45,14 @@ import { interfaceEntry, readInterface, type Interface } from './interfaces.js';
 import { diffK8sNode, k8sNodeEntry, k8sNodeOwnership, readK8sNode, type K8sNode } from './k8s-node.js';
 import { KindTable, type KindContext, type OdlKindSpec } from './kind.js';
 import {
+  interfaceMarkerKind,
   markerOwnership,
   vpnInstanceOwnership,
   vpnInterfaceOwnership,
   vpnRouteDistinguisher,
 } from './ownership.js';
-import { elanKey, nodeKey, podKeyOfInterface, vpnKey } from './keys.js';
+import { isGatewayName } from './gateway.js';
+import { elanKey, keyOfInterfaceName, keyOfVpnName, nodeKey } from './keys.js';
 import { namedKey, podUidKey, serviceUidKey } from './coe/keys.js';
 import { netvirtPaths, vpnModule } from './paths.js';
 import type { Profile } from './profile.js';
@@ -95,12 +97,13 @@ export const interfaceKind: OdlKindSpec<Interface> = {
   parse: (_p, raw) => parseOne(raw, 'interface', readInterface),
   nameOf: (e) => e.name,
   build: (_p, e) => interfaceEntry(e),
-  ownership: (a, ctx) => markerOwnership(a.description, 'pod', ctx.owner),
-  ownershipRule: 'description marker odlcoe:<cluster>:pod:<pod uid>',
+  ownership: (a, ctx) => markerOwnership(a.description, interfaceMarkerKind(a.name), ctx.owner),
+  ownershipRule:
+    'description marker odlcoe:<cluster>:pod:<pod uid>, or for a node gateway (odlcoe-gw.<node>) odlcoe:<cluster>:node-gateway:<node uid>',
   diff: (d, a, ctx, opts) => diffInterface(d, a, ctx.owner, opts),
   after: [],
   prerequisites: () => [],
-  ownerKey: (name) => podKeyOfInterface(name),
+  ownerKey: (name) => keyOfInterfaceName(name),
   summary: (e) =>
     `${e.type}${e.parentInterface ? `, bound to ${e.parentInterface}` : ', not bound to a port'}`,
 };
@@ -115,12 +118,14 @@ export const elanInstanceKind: OdlKindSpec<ElanInstance> = {
   parse: (_p, raw) => parseOne(raw, 'elan-instance', readElanInstance),
   nameOf: (e) => e.name,
   build: (_p, e) => elanInstanceEntry(e),
-  ownership: (a, ctx) => markerOwnership(a.description, 'node-namespace', ctx.owner),
-  ownershipRule: 'description marker odlcoe:<cluster>:node-namespace:<node uid × namespace uid>',
+  ownership: (a, ctx) =>
+    markerOwnership(a.description, isGatewayName(a.name) ? 'node-gateway' : 'node-namespace', ctx.owner),
+  ownershipRule:
+    'description marker odlcoe:<cluster>:node-namespace:<node uid × namespace uid>, or for a node gateway ELAN (odlcoe-gw.<node>) odlcoe:<cluster>:node-gateway:<node uid>',
   diff: (d, a, ctx, opts) => diffElanInstance(d, a, ctx.owner, opts),
   after: [],
   prerequisites: () => [],
-  ownerKey: (name) => elanKey(name),
+  ownerKey: (name) => (isGatewayName(name) ? keyOfInterfaceName(name) : elanKey(name)),
   summary: (e) => `segment ${orDash(e.segmentType)}, elan-tag ${orDash(e.elanTag)}`,
 };
 
@@ -134,15 +139,15 @@ export const elanInterfaceKind: OdlKindSpec<ElanInterface> = {
   parse: (_p, raw) => parseOne(raw, 'elan-interface', readElanInterface),
   nameOf: (e) => e.name,
   build: (_p, e) => elanInterfaceEntry(e),
-  ownership: (a, ctx) => markerOwnership(a.description, 'pod', ctx.owner),
-  ownershipRule: 'description marker odlcoe:<cluster>:pod:<pod uid>',
+  ownership: (a, ctx) => markerOwnership(a.description, interfaceMarkerKind(a.name), ctx.owner),
+  ownershipRule: 'description marker, as its ietf-interface',
   diff: (d, a, ctx, opts) => diffElanInterface(d, a, ctx.owner, opts),
   after: ['interface', 'elanInstance'],
   prerequisites: (e) => [
     { kind: 'interface', name: e.name, owned: true },
     { kind: 'elanInstance', name: e.elanInstanceName, owned: true },
   ],
-  ownerKey: (name) => podKeyOfInterface(name),
+  ownerKey: (name) => keyOfInterfaceName(name),
   summary: (e) => {
     const mac = e.staticMacEntries?.[0];
     return `in ${e.elanInstanceName}${mac ? `, ${mac.macAddress} ${orDash(mac.ipPrefix)}` : ''}`;
@@ -165,7 +170,7 @@ export const vpnInstanceKind: OdlKindSpec<VpnInstance> = {
   diff: (d, a, ctx, opts) => diffVpnInstance(d, a, ctx.owner, opts),
   after: [],
   prerequisites: () => [],
-  ownerKey: (name) => vpnKey(name),
+  ownerKey: (name) => keyOfVpnName(name),
   summary: (e) => `rd ${orDash(vpnRouteDistinguisher(e))}`,
 };
 
@@ -188,10 +193,11 @@ export const vpnInterfaceKind: OdlKindSpec<VpnInterface> = {
     { kind: 'interface', name: e.name, owned: true },
     ...e.vpnInstanceNames.map((v) => ({ kind: 'vpnInstance', name: v.vpnName, owned: true })),
   ],
-  ownerKey: (name) => podKeyOfInterface(name),
+  ownerKey: (name) => keyOfInterfaceName(name),
   summary: (e) => {
     const adj = e.adjacencies.find((a) => a.adjacencyType === 'primary-adjacency');
-    return `in ${e.vpnInstanceNames.map((v) => v.vpnName).join(', ')}, adjacency ${orDash(adj?.ipAddress)} mac ${orDash(adj?.macAddress)} gateway ${orDash(adj?.subnetGatewayIp)}`;
+    const routes = e.adjacencies.filter((a) => a.adjacencyType === 'extra-route').length;
+    return `in ${e.vpnInstanceNames.map((v) => v.vpnName).join(', ')}, adjacency ${orDash(adj?.ipAddress)} mac ${orDash(adj?.macAddress)} gateway ${orDash(adj?.subnetGatewayIp)}${routes > 0 ? `, ${routes} extra route(s)` : ''}`;
   },
 };
 

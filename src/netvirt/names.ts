@@ -160,11 +160,13 @@ export function canonicalIp(ip: string): string {
  * - `pod`: the pod UID (ietf-interface, elan-interface; the vpn-interface has no description
  *   and is owned through the ietf-interface of the same name);
  * - `namespace`: the namespace UID (Sodium vpn-instance);
- * - `node-namespace`: `<node UID>/<namespace UID>` (elan-instance).
+ * - `node-namespace`: `<node UID>/<namespace UID>` (elan-instance);
+ * - `node-gateway`: the node UID (a node gateway's ietf-interface, elan-interface and ELAN);
+ * - `gateway-vpn`: the cluster UUID (`clusterUuid`; Sodium's gateway vpn-instance).
  * A marker with another UID but this cluster and kind is still ours: it belongs to an earlier
  * incarnation of the same-named object (a re-created pod) and is updated, not reported foreign.
  */
-export const MARKER_KINDS = ['pod', 'namespace', 'node-namespace'] as const;
+export const MARKER_KINDS = ['pod', 'namespace', 'node-namespace', 'node-gateway', 'gateway-vpn'] as const;
 export type MarkerKind = (typeof MARKER_KINDS)[number];
 
 export interface OwnershipMarker {

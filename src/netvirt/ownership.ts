@@ -10,8 +10,12 @@
  *   administrator, exactly the cluster route target (`both`) and `bgpvpn-type InternalVPN`.
  *   Operators must give each cluster its own RD administrator (or number range) on a shared
  *   controller; two clusters sharing one would also share a routing domain.
+ * The gateway VPN (gateway.ts) is owned like a namespace VPN, except that it carries one RD
+ * per node gateway (all under the cluster's RD administrator) and its Sodium marker is of kind
+ * `gateway-vpn`. A node gateway's entries carry `node-gateway` markers.
  * (k8s-node entries: k8s-node.ts; COE entries: coe/ownership.ts.)
  */
+import { GATEWAY_VPN, isGatewayName } from './gateway.js';
 import type { Interface } from './interfaces.js';
 import { parseOwnershipMarker, vpnName, type MarkerKind, type OwnershipMarker } from './names.js';
 import type { Profile } from './profile.js';
@@ -51,20 +55,29 @@ export function markerOwnership(
   return { owner: 'ours', marker };
 }
 
-export function vpnInstanceOwnership(v: VpnInstance, ctx: OwnerContext): Ownership {
-  if (v.profile === 'sodium') return markerOwnership(v.description, 'namespace', ctx);
-  const [rd, ...moreRds] = v.routeDistinguishers;
-  let administrator: string | undefined;
+/** The marker kind an interface (or ELAN) of this name carries: a node gateway's or a pod's. */
+export const interfaceMarkerKind = (name: string): MarkerKind =>
+  isGatewayName(name) ? 'node-gateway' : 'pod';
+
+const administratorOf = (rd: string): string | undefined => {
   try {
-    administrator = rd === undefined ? undefined : parseRouteDistinguisher(rd).administrator;
+    return parseRouteDistinguisher(rd).administrator;
   } catch {
-    administrator = undefined;
+    return undefined;
   }
+};
+
+export function vpnInstanceOwnership(v: VpnInstance, ctx: OwnerContext): Ownership {
+  const gateway = v.name === GATEWAY_VPN;
+  if (v.profile === 'sodium')
+    return markerOwnership(v.description, gateway ? 'gateway-vpn' : 'namespace', ctx);
+  const rds = v.routeDistinguishers;
   const [target, ...moreTargets] = v.vpnTargets;
-  if (administrator !== ctx.rdAdministrator || moreRds.length > 0) {
+  const underUs = rds.length > 0 && rds.every((rd) => administratorOf(rd) === ctx.rdAdministrator);
+  if (!underUs || (!gateway && rds.length > 1)) {
     return {
       owner: 'foreign',
-      reason: `route distinguishers [${v.routeDistinguishers.join(', ')}] are not one RD under ${ctx.rdAdministrator}`,
+      reason: `route distinguishers [${rds.join(', ')}] are not ${gateway ? 'RDs' : 'one RD'} under ${ctx.rdAdministrator}`,
     };
   }
   if (!target || target.value !== ctx.routeTarget || target.type !== 'both' || moreTargets.length > 0) {
@@ -83,7 +96,7 @@ export function vpnInterfaceOwnership(
 ): Ownership {
   if (!ietfInterface || ietfInterface.name !== v.name)
     return { owner: 'foreign', reason: `no ietf-interface ${v.name} to establish ownership` };
-  const o = markerOwnership(ietfInterface.description, 'pod', ctx);
+  const o = markerOwnership(ietfInterface.description, interfaceMarkerKind(v.name), ctx);
   return o.owner === 'ours' ? o : { owner: 'foreign', reason: `ietf-interface ${v.name}: ${o.reason}` };
 }
 

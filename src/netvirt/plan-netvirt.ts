@@ -11,6 +11,7 @@ import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
 import { ModelValidationError } from './errors.js';
 import { parseNetvirtKey } from './keys.js';
 import { interfaceName, vpnName } from './names.js';
+import { planGateway, planGatewayVpn, planService, type GatewayPlanInputs } from './plan-gateway.js';
 import { planNode, type NodePlanInputs } from './plan-node.js';
 import { absent, keep, present, type KeyPlan, type KubeObjectRef } from './plan.js';
 import {
@@ -30,7 +31,7 @@ import {
 } from './translate-pod.js';
 import type { TranslateSettings } from './translate-settings.js';
 
-export interface NetvirtPlanInputs extends NodePlanInputs {
+export interface NetvirtPlanInputs extends NodePlanInputs, GatewayPlanInputs {
   settings: TranslateSettings;
   pod(namespace: string, name: string): V1Pod | undefined;
   podsInNamespace(namespace: string): readonly V1Pod[];
@@ -238,5 +239,11 @@ export function planNetvirtKey(key: string, inputs: NetvirtPlanInputs): KeyPlan 
       return planVpn(key, k.vpnName, inputs);
     case 'node':
       return planNode(key, k.uid, inputs);
+    case 'gateway':
+      return planGateway(key, k.nodeName, inputs);
+    case 'gateway-vpn':
+      return planGatewayVpn(key, inputs);
+    case 'service':
+      return planService(key, k.namespace, k.name, inputs);
   }
 }

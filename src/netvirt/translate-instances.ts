@@ -114,20 +114,32 @@ export function translateVpnInstance(
   const { name, uid } = meta(namespace);
   if (!name || !uid) throw new ModelValidationError('namespace', 'namespace without metadata.name or uid');
   checkRouteDistinguisher(routeDistinguisher, `route distinguisher of namespace ${name}`);
+  return vpnInstanceOf(
+    vpnName(name),
+    [routeDistinguisher],
+    ownershipMarker(settings.clusterName, 'namespace', uid),
+    settings,
+  );
+}
+
+/**
+ * A VPN with these RDs and the cluster route target, in the profile's shape (see
+ * translateVpnInstance); `marker` goes into Sodium's description (Aluminium has none).
+ */
+export function vpnInstanceOf(
+  name: string,
+  rds: readonly string[],
+  marker: string,
+  settings: TranslateSettings,
+): VpnInstance {
   const fams = families(settings);
   const target = { value: settings.routeTarget, type: 'both' as const };
   if (settings.profile === 'sodium') {
     const family = (): VpnAddressFamily => ({
-      routeDistinguishers: [routeDistinguisher],
+      routeDistinguishers: [...rds],
       vpnTargets: [{ ...target }],
     });
-    const v: VpnInstance = {
-      profile: 'sodium',
-      name: vpnName(name),
-      type: 'l3',
-      l3vni: 0,
-      description: ownershipMarker(settings.clusterName, 'namespace', uid),
-    };
+    const v: VpnInstance = { profile: 'sodium', name, type: 'l3', l3vni: 0, description: marker };
     if (fams.includes('ipv4')) v.ipv4Family = family();
     if (fams.includes('ipv6')) v.ipv6Family = family();
     return v;
@@ -136,8 +148,8 @@ export function translateVpnInstance(
     fams.length === 2 ? 'ipv4-and-ipv6' : fams[0] === 'ipv6' ? 'ipv6' : 'ipv4';
   return {
     profile: 'aluminium',
-    name: vpnName(name),
-    routeDistinguishers: [routeDistinguisher],
+    name,
+    routeDistinguishers: [...rds],
     vpnTargets: [target],
     l2vpn: false,
     bgpvpnType: 'InternalVPN',

@@ -21,6 +21,13 @@ export interface TranslateSettings {
   segmentType: Extract<SegmentType, 'vxlan'>;
   /** Address families routed through the VPNs, in preference order. Default `['ipv4']`. */
   ipFamilies?: readonly IpFamily[];
+  /** The RD administrator (the gateway VPN's RDs are under it). */
+  rdAdministrator?: string;
+  /**
+   * The Service ranges: non-empty turns node gateways and Service routes on; undefined where
+   * they are not known (odlcoectl), so gateway plans keep what exists.
+   */
+  serviceCidrs?: readonly string[];
 }
 
 export function families(settings: TranslateSettings): readonly IpFamily[] {
@@ -53,6 +60,8 @@ export interface ClusterIdentity {
   profile: Profile;
   routeTarget: string;
   rdAdministrator: string;
+  /** The watcher's `services.cidrs` (odlcoectl does not know them). */
+  serviceCidrs?: readonly string[];
 }
 
 /**
@@ -66,6 +75,8 @@ export function translateSettingsOf(identity: ClusterIdentity): TranslateSetting
     profile: identity.profile,
     routeTarget: identity.routeTarget,
     segmentType: 'vxlan',
+    rdAdministrator: identity.rdAdministrator,
+    ...(identity.serviceCidrs !== undefined ? { serviceCidrs: identity.serviceCidrs } : {}),
   };
   checkTranslateSettings(translate);
   return translate;

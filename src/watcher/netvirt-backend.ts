@@ -5,7 +5,7 @@
  * inputs from the cluster view, the ODL cache and the allocators (node subnets, route
  * distinguishers), and carries the plans out.
  */
-import { parseNetvirtKey, podKey } from '../netvirt/keys.js';
+import { gatewayKey, GATEWAY_VPN_KEY, parseNetvirtKey, podKey, serviceKey } from '../netvirt/keys.js';
 import type { KindTable } from '../netvirt/kind.js';
 import { NETVIRT_KINDS } from '../netvirt/kinds.js';
 import { namespaceOfVpn, planNetvirtKey, type NetvirtPlanInputs } from '../netvirt/plan-netvirt.js';
@@ -16,16 +16,26 @@ import {
   vpnRouteDistinguisher,
 } from '../netvirt/ownership.js';
 import type { BackendContext } from './backend.js';
-import type { ClusterChange } from './cluster-view.js';
+import type { ClusterChange, OptionalResource } from './cluster-view.js';
 import type { EntryChange } from './entry-cache.js';
 import { netvirtKeysFor, type KeyLookup } from './netvirt-keys.js';
 import { OdlBackend } from './odl-backend.js';
 import { runPlan, type PlanRun } from './plan-executor.js';
 import type { WriteGuard } from './reconcile.js';
 import { subnetHoldsAddress } from './subnet-allocator.js';
+import { gatewayVpnRouteDistinguishers } from '../netvirt/gateway.js';
+import type { VpnInstance } from '../netvirt/vpn.js';
+
+const allRouteDistinguishers = (v: VpnInstance): string[] =>
+  v.profile === 'aluminium'
+    ? v.routeDistinguishers
+    : [...(v.ipv4Family?.routeDistinguishers ?? []), ...(v.ipv6Family?.routeDistinguishers ?? [])];
 
 export class NetvirtBackend extends OdlBackend {
   readonly name = 'netvirt';
+  /** Services are watched when service ranges are configured (node gateways and Service routes). */
+  override readonly resources?: readonly OptionalResource[] = undefined;
+  private readonly gateways: boolean;
   private readonly lookup: KeyLookup;
   /** namespace → RD handed out but not yet visible in the ODL cache (allocation is synchronous). */
   private readonly rdReservations = new Map<string, string>();
@@ -35,13 +45,16 @@ export class NetvirtBackend extends OdlBackend {
   constructor(ctx: BackendContext, table: KindTable = NETVIRT_KINDS) {
     super(ctx, table, ctx.settings.gracePeriodMs, true);
     const view = ctx.view;
+    const serviceCidrs = ctx.settings.serviceCidrs ?? [];
+    this.gateways = serviceCidrs.length > 0;
+    if (this.gateways) this.resources = ['services'];
     this.lookup = {
       node: (name) => view.node(name),
       podsOnNode: (name) => view.podsOnNode(name),
       podsInNamespace: (ns) => view.podsInNamespace(ns),
     };
     this.inputs = {
-      settings: this.translate,
+      settings: { ...this.translate, serviceCidrs },
       pod: (ns, name) => view.pod(ns, name),
       podsInNamespace: (ns) => view.podsInNamespace(ns),
       namespace: (name) => view.namespace(name),
@@ -55,11 +68,49 @@ export class NetvirtBackend extends OdlBackend {
       nodeEntrySubnet: (node) => this.subnets.entrySubnet(node),
       subnetHolder: (uid) => this.subnetHolder(uid),
       routeDistinguisher: (ns) => this.routeDistinguisher(ns),
+      nodes: () => view.nodes.list(),
+      services: () => view.services?.list() ?? [],
+      service: (ns, name) => view.service(ns, name),
     };
   }
 
   keysFor(change: ClusterChange): string[] {
-    return netvirtKeysFor(change, this.lookup);
+    const keys = netvirtKeysFor(change, this.lookup);
+    if (!this.gateways) return keys;
+    return [...keys, ...this.gatewayKeysFor(change)];
+  }
+
+  /**
+   * A Service change: every gateway (each carries the Service's routes) and the Service's own
+   * key; a node change: its gateway (old and new name) and the gateway VPN (one RD per node).
+   */
+  private gatewayKeysFor(change: ClusterChange): string[] {
+    const view = this.ctx.view;
+    switch (change.kind) {
+      case 'service': {
+        const routesOf = (s: typeof change.obj | undefined) =>
+          JSON.stringify([
+            s?.spec?.type,
+            s?.spec?.clusterIPs ?? s?.spec?.clusterIP,
+            s?.spec?.externalIPs,
+            s?.status?.loadBalancer?.ingress,
+          ]);
+        const ns = change.obj.metadata?.namespace ?? '';
+        const name = change.obj.metadata?.name ?? '';
+        const own = ns && name ? [serviceKey(ns, name)] : [];
+        if (change.old && routesOf(change.old) === routesOf(change.obj)) return own;
+        return [
+          ...own,
+          ...view.nodes.list().flatMap((n) => (n.metadata?.name ? [gatewayKey(n.metadata.name)] : [])),
+        ];
+      }
+      case 'node': {
+        const names = new Set([change.obj.metadata?.name, change.old?.metadata?.name]);
+        return [GATEWAY_VPN_KEY, ...[...names].flatMap((n) => (n ? [gatewayKey(n)] : []))];
+      }
+      default:
+        return [];
+    }
   }
 
   /** A node's entry changed pod-cidr (allocated, or set by an ODL user): its pods' vpn-interfaces name its gateway. */
@@ -70,10 +121,13 @@ export class NetvirtBackend extends OdlBackend {
     const node = this.ctx.view.nodeByUid(change.ref.name);
     const name = node?.metadata?.name;
     if (!name) return [];
-    return this.ctx.view
-      .podsOnNode(name)
-      .filter((p) => p.metadata?.namespace && p.metadata.name)
-      .map((p) => podKey(p.metadata?.namespace ?? '', p.metadata?.name ?? ''));
+    const gateway = this.gateways ? [gatewayKey(name)] : [];
+    return gateway.concat(
+      this.ctx.view
+        .podsOnNode(name)
+        .filter((p) => p.metadata?.namespace && p.metadata.name)
+        .map((p) => podKey(p.metadata?.namespace ?? '', p.metadata?.name ?? '')),
+    );
   }
 
   protected *clusterKeys(): Iterable<string> {
@@ -81,6 +135,13 @@ export class NetvirtBackend extends OdlBackend {
     for (const obj of view.nodes.list()) yield* this.keysFor({ kind: 'node', obj });
     for (const obj of view.namespaces.list()) yield* this.keysFor({ kind: 'namespace', obj });
     for (const obj of view.pods.list()) yield* this.keysFor({ kind: 'pod', obj });
+    if (!this.gateways) return;
+    yield GATEWAY_VPN_KEY;
+    for (const obj of view.services?.list() ?? []) {
+      const ns = obj.metadata?.namespace;
+      const name = obj.metadata?.name;
+      if (ns && name) yield serviceKey(ns, name);
+    }
   }
 
   protected parseKey(key: string): void {
@@ -159,6 +220,22 @@ export class NetvirtBackend extends OdlBackend {
     for (const vpn of this.cache.values('vpnInstance')) {
       const rd = vpnRouteDistinguisher(vpn);
       if (rd !== undefined && !known.has(rd)) existing.set(`foreign-vpn:${vpn.name}`, rd);
+    }
+    // Every RD of every VPN is taken, not only the first (the gateway VPN has one per node),
+    // and so are the gateway VPN's RDs for all nodes known now.
+    const taken = new Set(existing.values());
+    const extra = [...this.cache.values('vpnInstance')].flatMap(allRouteDistinguishers);
+    if (this.gateways)
+      extra.push(
+        ...gatewayVpnRouteDistinguishers(
+          this.ctx.settings.rdAdministrator,
+          this.ctx.view.nodes.list().length,
+        ),
+      );
+    for (const rd of extra) {
+      if (taken.has(rd)) continue;
+      taken.add(rd);
+      existing.set(`rd-taken:${rd}`, rd);
     }
     for (const [reservedNs, rd] of this.rdReservations)
       if (!existing.has(reservedNs)) existing.set(reservedNs, rd);
