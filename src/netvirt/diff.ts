@@ -31,7 +31,7 @@ import {
   type OwnerContext,
 } from './ownership.js';
 import { netvirtPaths } from './paths.js';
-import { isGatewayName } from './gateway.js';
+import { isGatewayName } from './names.js';
 import {
   adjacencyEntry,
   vpnInstanceEntry,

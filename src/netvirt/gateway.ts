@@ -30,38 +30,19 @@ import {
   cidrContains,
   clusterUuid,
   gatewayIp,
+  gatewayName,
+  GATEWAY_VPN,
   ownershipMarker,
   parseCidr,
   podMac,
   subnetId,
 } from './names.js';
 import { maxAssignedNumber } from './route-distinguisher.js';
+
+export { GATEWAY_PREFIX, GATEWAY_VPN, gatewayName, isGatewayName, nodeOfGatewayName } from './names.js';
 import { vpnInstanceOf } from './translate-instances.js';
 import type { TranslateSettings } from './translate-settings.js';
 import type { Adjacency, VpnInstance, VpnInterface } from './vpn.js';
-
-/** What every gateway name starts with. A `.` and no `:`: never a `<namespace>:<pod>` name. */
-export const GATEWAY_PREFIX = 'odlcoe-gw.';
-/**
- * The cluster's gateway VPN. A `.` cannot be in a namespace name, and `vpnName` shortens only
- * names above 40 characters (to 40, with the `.` at 24): no namespace VPN can be called this.
- */
-export const GATEWAY_VPN = 'odlcoe.gateways';
-
-/** The name of a node's gateway interface (ietf-, elan- and vpn-interface) and of its ELAN. */
-export function gatewayName(nodeName: string): string {
-  if (!nodeName || nodeName.includes(':'))
-    throw new ModelValidationError('node name', `${JSON.stringify(nodeName)} cannot name a gateway`);
-  return `${GATEWAY_PREFIX}${nodeName}`;
-}
-
-export const isGatewayName = (name: string): boolean =>
-  name.startsWith(GATEWAY_PREFIX) && !name.includes(':') && name.length > GATEWAY_PREFIX.length;
-
-/** The node a gateway name is for (undefined: not a gateway name). */
-export function nodeOfGatewayName(name: string): string | undefined {
-  return isGatewayName(name) ? name.slice(GATEWAY_PREFIX.length) : undefined;
-}
 
 /**
  * The gateway's address: the node subnet's second address (network + 2). The first (network +

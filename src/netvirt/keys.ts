@@ -19,9 +19,8 @@
  * (The coe-northbound backend's keys: coe/keys.ts; `pod/` and `node/` are spelled alike.)
  */
 import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
-import { GATEWAY_VPN, nodeOfGatewayName } from './gateway.js';
+import { elanInstanceName, GATEWAY_VPN, nodeOfGatewayName, vpnName } from './names.js';
 import { nodeInternalIp } from './kube.js';
-import { elanInstanceName, vpnName } from './names.js';
 export type NetvirtKey =
   | { kind: 'pod'; namespace: string; name: string }
   | { kind: 'elan'; elanName: string; nodeIp: string; namespace: string }

@@ -51,7 +51,7 @@ import {
   vpnInterfaceOwnership,
   vpnRouteDistinguisher,
 } from './ownership.js';
-import { isGatewayName } from './gateway.js';
+import { isGatewayName } from './names.js';
 import { elanKey, keyOfInterfaceName, keyOfVpnName, nodeKey } from './keys.js';
 import { namedKey, podUidKey, serviceUidKey } from './coe/keys.js';
 import { netvirtPaths, vpnModule } from './paths.js';

@@ -15,9 +15,15 @@
  * `gateway-vpn`. A node gateway's entries carry `node-gateway` markers.
  * (k8s-node entries: k8s-node.ts; COE entries: coe/ownership.ts.)
  */
-import { GATEWAY_VPN, isGatewayName } from './gateway.js';
+import {
+  GATEWAY_VPN,
+  isGatewayName,
+  type MarkerKind,
+  type OwnershipMarker,
+  parseOwnershipMarker,
+  vpnName,
+} from './names.js';
 import type { Interface } from './interfaces.js';
-import { parseOwnershipMarker, vpnName, type MarkerKind, type OwnershipMarker } from './names.js';
 import type { Profile } from './profile.js';
 import { parseRouteDistinguisher } from './route-distinguisher.js';
 import type { VpnInstance, VpnInterface } from './vpn.js';
