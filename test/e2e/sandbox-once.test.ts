@@ -53,11 +53,7 @@ function staleBuild(): string[] {
     for (const entry of readdirSync(dir)) {
       const path = join(dir, entry);
       if (statSync(path).isDirectory()) walk(path);
-      else if (
-        entry.endsWith('.ts') &&
-        !entry.endsWith('.test.ts') &&
-        !/test-(support|helpers)\.ts$/.test(entry)
-      ) {
+      else if (entry.endsWith('.ts') && !entry.endsWith('.test.ts') && entry !== 'testing.ts') {
         const out = join(ROOT, 'dist', relative(ROOT, path).replace(/\.ts$/, '.js'));
         if (!existsSync(out) || statSync(out).mtimeMs < statSync(path).mtimeMs)
           stale.push(relative(ROOT, path));
