@@ -26,12 +26,14 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS runtime
 # ovs-vsctl (in openvswitch-switch on bookworm; no daemon is started in the container, the
 # agent talks to the host's ovsdb-server through its socket), host-local IPAM
-# (/usr/lib/cni/host-local), ip, nsenter.
+# (/usr/lib/cni/host-local), ip, nsenter, and ethtool (TX checksum offload of pod interfaces
+# on a userspace datapath, docs/agent.md).
 ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       ca-certificates \
       containernetworking-plugins \
+      ethtool \
       iproute2 \
       openvswitch-switch \
       util-linux \

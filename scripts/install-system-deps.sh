@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests and the sandbox drive for real: Open vSwitch
-# (userspace datapath), Debian's CNI plugins (host-local, bridge), iproute2, ping, nsenter.
+# (userspace datapath), Debian's CNI plugins (host-local, bridge), iproute2, ping, nsenter, and
+# ethtool (the agent turns TX checksum offload off on pod interfaces of a netdev bridge).
 # Installing starts no daemons here; tests start their own in temp dirs.
 set -euo pipefail
 
@@ -14,6 +15,7 @@ need /usr/lib/cni/host-local containernetworking-plugins
 need ip iproute2
 need ping iputils-ping
 need nsenter util-linux
+need ethtool ethtool
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0

@@ -5,6 +5,11 @@
  * shim's own cost (against a stub agent that answers at once, next to `node -e 0`), and the
  * agent's per-step breakdown read from its `odlcoe_agent_cni_step_duration_seconds`.
  *
+ * odlcoe is measured twice per round on the same netdev bridge: as it runs there, turning TX
+ * checksum offload off on every pod interface (one `nsenter ethtool` per ADD, step
+ * `checksum_offload`), and with `other_config:userspace-tso-enable=true` set, where the agent
+ * leaves offload alone: the difference is what that costs an ADD.
+ *
  *   sudo node --import tsx bench/cni/main.ts [--pods 30] [--concurrency 30] [--rounds 1]
  *
  * With --rounds N the odlcoe and Go measurements alternate N times (the machine is shared:
@@ -176,13 +181,23 @@ async function main(): Promise<void> {
   const namespaces: TestNetns[] = [];
   const bridgeName = `cnib${process.pid % 10000}`;
   try {
-    const agent = await node.startAgent();
+    let agent = await node.startAgent();
+    /** Restarts the agent with offload turned off during ADD (the netdev default) or left on. */
+    const offloadFix = async (on: boolean) => {
+      await node.ovs.vsctl(
+        on
+          ? ['remove', 'Open_vSwitch', '.', 'other_config', 'userspace-tso-enable']
+          : ['set', 'Open_vSwitch', '.', 'other_config:userspace-tso-enable=true'],
+      );
+      await node.stopAgent();
+      agent = await node.startAgent();
+    };
     const driver = await compileNodeOnlyModule(join(ROOT, 'bench/cni/driver.ts'), join(dir, 'driver'));
     for (let i = 0; i < PODS; i++) namespaces.push(await createNetns('odlcoe-bench'));
     const path = process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin';
     const odlcoeConf = await node.pluginConfig('1.0.0');
     const odlcoe: Plugin = {
-      name: 'odlcoe (shim+agent)',
+      name: 'odlcoe, offload off',
       cmd: process.execPath,
       args: [node.shim],
       job: (verb, i, ns) => ({
@@ -230,6 +245,16 @@ async function main(): Promise<void> {
         ...(await measure(driver, reference, namespaces)),
         ...(await measure(driver, odlcoe, namespaces, agent.metricsPort)),
       ];
+      await offloadFix(false);
+      lines.push(
+        ...(await measure(
+          driver,
+          { ...odlcoe, name: 'odlcoe, offload left on' },
+          namespaces,
+          agent.metricsPort,
+        )),
+      );
+      await offloadFix(true);
       process.stdout.write(`${lines.join('\n')}\n`);
     }
   } finally {

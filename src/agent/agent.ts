@@ -25,6 +25,7 @@ import { nodeInternalIp } from '../netvirt/kube.js';
 import { Ovs } from '../ovs/ovs.js';
 import type { RestconfAuth } from '../restconf/auth.js';
 import { RestconfClient } from '../restconf/client.js';
+import { PodChecksumOffload } from './checksum-offload.js';
 import { readConflistSubnet, renderConflist, writeFileAtomic } from './cni/conflist.js';
 import { CNI_ERROR, CniError } from './cni/error.js';
 import { replayPendingDels } from './cni/pending-del.js';
@@ -76,6 +77,7 @@ export class Agent {
   private readonly kube: KubeClient;
   private readonly informer: Informer<V1Pod>;
   private readonly attacher: PodAttacher;
+  private readonly checksumOffload: PodChecksumOffload;
   private readonly service: CniService;
   private readonly abort = new AbortController();
   private readonly tasks: Promise<void>[] = [];
@@ -120,7 +122,13 @@ export class Agent {
       registry: deps.registry,
       logger: this.logger,
     });
+    this.checksumOffload = new PodChecksumOffload({
+      ovs: this.ovs,
+      bridge: config.ovs.bridge,
+      logger: this.logger,
+    });
     this.attacher = new PodAttacher({
+      checksumOffload: this.checksumOffload,
       ovs: this.ovs,
       bridge: config.ovs.bridge,
       mtu: config.cni.mtu,
@@ -158,6 +166,8 @@ export class Agent {
   /** Why ADD cannot be served now, or undefined. */
   notReadyReason(): string | undefined {
     if (!this.state.ovsReady) return 'Open vSwitch is not set up yet';
+    const offload = this.checksumOffload.notReadyReason();
+    if (offload) return offload;
     if (!this.state.subnetConfirmed)
       return `the pod subnet of node ${this.config.nodeName} is not known in ODL yet`;
     if (!this.state.configWritten) return 'the CNI config is not written yet';
@@ -216,6 +226,7 @@ export class Agent {
         { name: 'subnet', check: () => this.state.subnetConfirmed },
         { name: 'cni-config', check: () => this.state.configWritten },
         { name: 'reconciled', check: () => this.state.reconciled },
+        { name: 'checksum-offload', check: () => this.checksumOffload.ready() },
       ],
       liveness: () => this.liveness.report(),
       logger: this.logger,
@@ -313,7 +324,10 @@ export class Agent {
       ...(this.config.ovs.failMode ? { failMode: this.config.ovs.failMode } : {}),
     };
     await this.retry('setting up Open vSwitch', signal, () =>
-      this.metrics.count(this.metrics.ovsErrors, 'node_setup', () => setupNodeOvs(this.ovs, ovsSettings)),
+      this.metrics.count(this.metrics.ovsErrors, 'node_setup', async () => {
+        await setupNodeOvs(this.ovs, ovsSettings);
+        await this.checksumOffload.refresh();
+      }),
     );
     if (!this.state.ovsReady)
       this.logger.info('Open vSwitch ready', { bridge: ovsSettings.bridge, tunnelIp: ovsSettings.tunnelIp });
@@ -323,10 +337,12 @@ export class Agent {
     for (;;) {
       await sleep(this.config.odl.subnetRefreshSeconds * 1000, signal);
       // An unreachable OVS is the `ovs` part's business; this only repairs what is reachable.
-      await setupNodeOvs(this.ovs, ovsSettings).catch((err: unknown) => {
-        this.metrics.ovsErrors.inc({ operation: 'node_setup' });
-        this.logger.error('re-applying the Open vSwitch set-up failed', { error: errorMessage(err) });
-      });
+      await setupNodeOvs(this.ovs, ovsSettings)
+        .then(() => this.checksumOffload.refresh())
+        .catch((err: unknown) => {
+          this.metrics.ovsErrors.inc({ operation: 'node_setup' });
+          this.logger.error('re-applying the Open vSwitch set-up failed', { error: errorMessage(err) });
+        });
       up();
     }
   }

@@ -15,8 +15,8 @@ import { dirname, join } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { CommandError, run } from '../common/exec.js';
 import { errorMessage } from '../common/log.js';
-import { validateIfName } from '../ovs/names.js';
-import { validateContainerId, validateNetnsPath, validateNetworkName } from './names.js';
+import { validateIfName, validateNetnsPath } from '../ovs/names.js';
+import { validateContainerId, validateNetworkName } from './names.js';
 
 export const HOST_LOCAL_PATH = '/usr/lib/cni/host-local';
 export const HOST_LOCAL_CNI_VERSION = '1.0.0';

@@ -11,7 +11,8 @@ import { Counter, Histogram, LATENCY_BUCKETS, metric, type Registry } from '../c
  * `odlcoe_agent_cni_step_duration_seconds`.
  *
  * ADD: `replaced_check` (ports an older pod of the same name left), then `ipam` (host-local
- * ADD) and `veth_create` (the pair, one `ip`) at the same time, `pod_config` (the pod end's
+ * ADD) and `veth_create` (the pair, one `ip`) at the same time, the latter followed by
+ * `checksum_offload` on a userspace datapath (one `nsenter ethtool`), `pod_config` (the pod end's
  * MAC, addresses, routes: one `nsenter ip -batch`), `ovs_add_port` (the OVSDB insert),
  * `ovs_attach` (until ovs-vswitchd reports the OpenFlow port or an error), and `rollback`
  * when it failed.
@@ -27,6 +28,7 @@ export type CniStep =
   | 'replaced_check'
   | 'ipam'
   | 'veth_create'
+  | 'checksum_offload'
   | 'pod_config'
   | 'ovs_add_port'
   | 'ovs_attach'

@@ -4,14 +4,7 @@ import { describe, it } from 'node:test';
 import { NameError } from '../common/name-error.js';
 import { validatorTable } from '../common/testing.js';
 import { EXTERNAL_ID, isPodPort } from '../ovs/external-ids.js';
-import {
-  hostVethName,
-  validateContainerId,
-  validateMac,
-  validateMtu,
-  validateNetnsPath,
-  validateNetworkName,
-} from './names.js';
+import { hostVethName, validateContainerId, validateMac, validateMtu, validateNetworkName } from './names.js';
 
 describe('validateContainerId', () => {
   validatorTable(
@@ -29,25 +22,6 @@ describe('validateContainerId', () => {
       ['abc:1', /only letters, digits/],
       ['ä', /must start with a letter or digit/],
       ['a'.repeat(257), /longer than 256/],
-    ],
-  );
-});
-
-describe('validateNetnsPath', () => {
-  validatorTable(
-    validateNetnsPath,
-    ['/var/run/netns/cni-1234', '/proc/4242/ns/net', '/run/netns/a b'],
-    [
-      ['', /must not be empty/],
-      ['run/netns/x', /absolute/],
-      ['/run/netns/../../etc/passwd', /normalised/],
-      ['/run//netns/x', /normalised/],
-      ['/run/netns/x/', /normalised/],
-      ['/run/./netns/x', /normalised/],
-      ['/', /normalised/],
-      ['/run/netns/x\u0000y', /control characters/],
-      ['/run/netns/x\ny', /control characters/],
-      [`/${'a'.repeat(4096)}`, /too long/],
     ],
   );
 });

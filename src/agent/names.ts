@@ -1,21 +1,19 @@
 /**
  * Validation of the CNI request's own names that reach `ip`, `nsenter`, host-local or a file
- * path (container id, netns path, network name, MAC, MTU), and the host veth name derived from
- * them. Network device names are checked in src/ovs/names.ts, Kubernetes names in
- * src/k8s/names.ts; all throw the one NameError.
+ * path (container id, network name, MAC, MTU), and the host veth name derived from them.
+ * Network device names and network namespace paths are checked in src/ovs/names.ts,
+ * Kubernetes names in src/k8s/names.ts; all throw the one NameError.
  *
  * Processes are spawned with argument arrays, so these checks are not about shell quoting:
  * they keep values inside what the kernel and the CNI spec accept, so that a bad request fails
  * here with a precise message instead of half-way through an ADD.
  */
 import { createHash } from 'node:crypto';
-import { posix } from 'node:path';
-import { CONTROL_CHARACTERS, NameError } from '../common/name-error.js';
+import { NameError } from '../common/name-error.js';
 import { validateIfName } from '../ovs/names.js';
 
 /** containerd/CRI-O use 64 hex digits; this leaves room for other runtimes and stays bounded. */
 export const MAX_CONTAINER_ID_LENGTH = 256;
-const MAX_PATH_BYTES = 4095;
 
 const CONTAINER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
@@ -35,20 +33,6 @@ export function validateContainerId(id: string): string {
     );
   }
   return id;
-}
-
-/** An absolute, already-normalised path without NUL (the runtime's netns bind mount). */
-export function validateNetnsPath(path: string): string {
-  if (typeof path !== 'string' || path.length === 0)
-    throw new NameError('netns', String(path), 'must not be empty');
-  if (CONTROL_CHARACTERS.test(path))
-    throw new NameError('netns', path, 'must not contain control characters');
-  if (!path.startsWith('/')) throw new NameError('netns', path, 'must be an absolute path');
-  if (Buffer.byteLength(path, 'utf8') > MAX_PATH_BYTES) throw new NameError('netns', path, 'path too long');
-  if (path === '/' || posix.normalize(path) !== path || path.endsWith('/')) {
-    throw new NameError('netns', path, 'must be a normalised path to a file (no "..", "//" or trailing "/")');
-  }
-  return path;
 }
 
 /** A unicast, lower-case colon-separated MAC such as 0a:58:0a:0b:01:05. */

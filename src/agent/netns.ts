@@ -29,8 +29,8 @@ import { statfs } from 'node:fs/promises';
 import ipaddr from 'ipaddr.js';
 import { CommandError, run } from '../common/exec.js';
 import { errorMessage } from '../common/log.js';
-import { validateIfName, validatePortName } from '../ovs/names.js';
-import { validateContainerId, validateMac, validateMtu, validateNetnsPath } from './names.js';
+import { validateIfName, validateNetnsPath, validatePortName } from '../ovs/names.js';
+import { validateContainerId, validateMac, validateMtu } from './names.js';
 
 export interface PodInterfaceSpec {
   /** Path of the pod's network namespace (CNI_NETNS). */

@@ -9,7 +9,8 @@
  *  2. refuse a request for an older pod of the same name; remove what an older pod of the
  *     same name left on the bridge (`replaced_check`);
  *  3. lease an address from host-local (`ipam`) and create the veth pair (`veth_create`), at
- *     the same time;
+ *     the same time; on a userspace datapath, turn the pod end's TX checksum offload off as
+ *     soon as the pair exists (`checksum_offload`, src/agent/checksum-offload.ts);
  *  4. give the pod end its MAC, addresses and routes (`pod_config`): the MAC and the gateway
  *     follow the watcher's rules (src/netvirt/names.ts podMac, gatewayIp), see podAddressing;
  *  5. add the OVS port with the external_ids Genius binds it by (`ovs_add_port`) and wait
@@ -25,6 +26,7 @@ import { validatePodRef } from '../k8s/names.js';
 import { podMac } from '../netvirt/names.js';
 import { EXTERNAL_ID, isPodPort } from '../ovs/external-ids.js';
 import type { Ovs, OvsPort } from '../ovs/ovs.js';
+import type { PodChecksumOffload } from './checksum-offload.js';
 import { CNI_ERROR, CniError } from './cni/error.js';
 import type { CniAttachment, CniRequest } from './cni/request.js';
 import type { CniResult } from './cni/result.js';
@@ -64,6 +66,8 @@ export interface PodAttacherOptions {
    */
   leaseStore?: HostLocalLeaseStore;
   pods?: PodView;
+  /** Turns TX checksum offload off on the pod's interface where the datapath needs it. */
+  checksumOffload?: Pick<PodChecksumOffload, 'preparePodInterface'>;
   metrics: AgentMetrics;
   logger: Logger;
 }
@@ -184,6 +188,7 @@ export class PodAttacher {
     const { containerId, ifName, netns, args } = req;
     const { subnet, ipam, portName, timer } = ctx;
     const undo: { what: string; run: () => Promise<unknown> }[] = [];
+    let offloading: Promise<void> | undefined;
     const step = () => {
       if (signal.aborted)
         throw new CniError(CNI_ERROR.tryAgainLater, `ADD abandoned: ${errorMessage(signal.reason)}`);
@@ -193,13 +198,19 @@ export class PodAttacher {
       // The address and the veth pair do not depend on each other: both at once. Each undo is
       // registered only for what succeeded, so a repeated ADD (host-local refuses the
       // duplicate, the veth exists) undoes nothing of the first one.
+      const veth = timer.time('veth_create', () =>
+        createVethPair({ netns, ifName, hostVeth: portName, mtu: this.options.mtu, owner: containerId }),
+      );
+      // Off the critical path: from the moment the pod end exists, while host-local and then
+      // pod_config run; awaited before the port goes onto the bridge.
+      const offload = this.options.checksumOffload;
+      offloading = offload && veth.then(() => offload.preparePodInterface(netns, ifName, timer));
+      offloading?.catch(() => undefined);
       const [leased, pair] = await Promise.allSettled([
         timer.time('ipam', () =>
           this.metrics.count(this.metrics.ipamErrors, 'add', () => ipam.add({ containerId, ifName, netns })),
         ),
-        timer.time('veth_create', () =>
-          createVethPair({ netns, ifName, hostVeth: portName, mtu: this.options.mtu, owner: containerId }),
-        ),
+        veth,
       ]);
       if (leased.status === 'fulfilled') {
         undo.push({
@@ -245,6 +256,12 @@ export class PodAttacher {
           );
         });
       const link = { hostMac: pair.value.hostMac, podMac: mac };
+      await offloading?.catch((err: unknown) => {
+        throw new CniError(
+          CNI_ERROR.podInterface,
+          `could not turn TX checksum offload off on the pod interface: ${errorMessage(err)}`,
+        );
+      });
       step();
 
       const externalIds: Record<string, string> = {
@@ -287,6 +304,7 @@ export class PodAttacher {
         dns: allocation.dns ?? {},
       };
     } catch (err) {
+      await offloading?.catch(() => undefined);
       const failures = await timer.time('rollback', async () => {
         const failed: string[] = [];
         for (const u of undo.reverse()) {

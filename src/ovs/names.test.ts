@@ -1,6 +1,6 @@
 import { describe } from 'node:test';
 import { validatorTable } from '../common/testing.js';
-import { validateBridgeName, validateIfName } from './names.js';
+import { validateBridgeName, validateIfName, validateNetnsPath } from './names.js';
 
 describe('validateIfName', () => {
   validatorTable(
@@ -35,6 +35,25 @@ describe('validateBridgeName', () => {
       ['-br', /must not start with "-"/],
       ['br#1', /only letters, digits/],
       ['.br', /only letters, digits|"\."/],
+    ],
+  );
+});
+
+describe('validateNetnsPath', () => {
+  validatorTable(
+    validateNetnsPath,
+    ['/var/run/netns/cni-1234', '/proc/4242/ns/net', '/run/netns/a b'],
+    [
+      ['', /must not be empty/],
+      ['run/netns/x', /absolute/],
+      ['/run/netns/../../etc/passwd', /normalised/],
+      ['/run//netns/x', /normalised/],
+      ['/run/netns/x/', /normalised/],
+      ['/run/./netns/x', /normalised/],
+      ['/', /normalised/],
+      ['/run/netns/x\u0000y', /control characters/],
+      ['/run/netns/x\ny', /control characters/],
+      [`/${'a'.repeat(4096)}`, /too long/],
     ],
   );
 });

@@ -1,14 +1,17 @@
 /**
  * Names of network devices: the pod's interface (CNI_IFNAME), an OVS bridge and an OVS port
- * are all Linux network devices, so they obey the kernel's rules. Processes are spawned with
+ * are all Linux network devices, so they obey the kernel's rules; and the path of the network
+ * namespace a device lives in (CNI_NETNS, or a pod namespace odlcoectl trace found). Processes are spawned with
  * argument arrays, so these checks are not about shell quoting: they keep values inside what
  * the kernel and OVSDB accept, so that a bad name fails here with a precise message instead of
  * half-way through an ADD or a trace.
  */
+import { posix } from 'node:path';
 import { CONTROL_CHARACTERS, NameError, type NameField } from '../common/name-error.js';
 
 /** Linux IFNAMSIZ is 16 including the terminating NUL. */
 export const MAX_IFNAME_BYTES = 15;
+const MAX_PATH_BYTES = 4095;
 
 const BRIDGE = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
@@ -51,4 +54,17 @@ export function validateBridgeName(name: string): string {
 /** An OVS port we attach: a host network device name. */
 export function validatePortName(name: string): string {
   return validateNetdevName('portName', name);
+}
+/** An absolute, already-normalised path without NUL (the runtime's netns bind mount). */
+export function validateNetnsPath(path: string): string {
+  if (typeof path !== 'string' || path.length === 0)
+    throw new NameError('netns', String(path), 'must not be empty');
+  if (CONTROL_CHARACTERS.test(path))
+    throw new NameError('netns', path, 'must not contain control characters');
+  if (!path.startsWith('/')) throw new NameError('netns', path, 'must be an absolute path');
+  if (Buffer.byteLength(path, 'utf8') > MAX_PATH_BYTES) throw new NameError('netns', path, 'path too long');
+  if (path === '/' || posix.normalize(path) !== path || path.endsWith('/')) {
+    throw new NameError('netns', path, 'must be a normalised path to a file (no "..", "//" or trailing "/")');
+  }
+  return path;
 }

@@ -1,7 +1,7 @@
 /**
  * The Open vSwitch adapter: the agent wires pods with it, odlcoectl trace and the sandbox read
- * the bridge through it. Pod ports (addPort, delPort, getPort, listPorts) and ping go
- * to ovsdb-server directly, over one persistent OVSDB JSON-RPC connection (RFC 7047, see
+ * the bridge through it. Pod ports (addPort, delPort, getPort, listPorts), the datapath and
+ * ping go to ovsdb-server directly, over one persistent OVSDB JSON-RPC connection (RFC 7047, see
  * ovsdb/client.ts): they run on every CNI ADD and DEL, where an `ovs-vsctl` process per call
  * cost more than everything else together. Node set-up (bridge, controllers, managers,
  * local_ip) runs every minute at most and keeps `ovs-vsctl`, whose `--may-exist add-br` and
@@ -27,6 +27,7 @@ import ipaddr from 'ipaddr.js';
 import type { Logger } from '../common/log.js';
 import { errorMessage, silentLogger } from '../common/log.js';
 import { run } from '../common/exec.js';
+import type { DatapathFacts } from './datapath.js';
 import { validateBridgeName, validatePortName } from './names.js';
 import {
   OvsdbClient,
@@ -386,6 +387,30 @@ export class Ovs {
     );
     const row = rowsOf(result)[0];
     return row ? toPublic(toOvsPort(row)) : undefined;
+  }
+
+  /**
+   * What decides the pod interfaces' offload on `bridge` (see datapath.ts): its `datapath_type`
+   * and `Open_vSwitch other_config:userspace-tso-enable`, in one read.
+   */
+  async datapath(bridge: string): Promise<DatapathFacts> {
+    validateBridgeName(bridge);
+    const [bridges, root] = await this.transact(
+      [
+        { op: 'select', table: 'Bridge', where: [['name', '==', bridge]], columns: ['datapath_type'] },
+        { op: 'select', table: 'Open_vSwitch', where: [], columns: ['other_config'] },
+      ],
+      { readOnly: true },
+    );
+    const bridgeRow = rowsOf(bridges)[0];
+    if (!bridgeRow) throw new OvsError(`bridge ${bridge} not found`);
+    const type = decodeOptional(bridgeRow.datapath_type);
+    const otherConfig = decodeMap(rowsOf(root)[0]?.other_config ?? ovsMap({}));
+    return {
+      bridge,
+      datapathType: typeof type === 'string' && type !== '' ? type : 'system',
+      userspaceTso: otherConfig['userspace-tso-enable'] === 'true',
+    };
   }
 
   /**

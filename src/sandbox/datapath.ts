@@ -49,22 +49,47 @@ export async function ping(
   return { ok: false, error: error.trim() };
 }
 
-/** From the node's first pod (by name) to every other pod of the node. */
-export async function pingWithinNode(node: string, sandboxes: readonly PodSandbox[]): Promise<PingResult[]> {
-  const pods = sandboxes.filter((s) => s.netns && s.ips[0]);
-  const [first, ...others] = pods;
-  if (!first) return [];
-  const results: PingResult[] = [];
-  for (const to of others) {
-    const toIp = to.ips[0] as string;
-    results.push({
-      node,
-      from: { pod: podName(first), ip: first.ips[0] as string },
-      to: { pod: podName(to), ip: toIp },
-      ...(await ping(first, toIp)),
-    });
+/** A pod with a data path, as the pair functions see it. */
+export interface WiredPod {
+  pod: string;
+  ip: string;
+  netns: { name: string; path: string };
+  sandbox: PodSandbox;
+}
+
+/** The node's first pod (by name) with every other pod of the node: what is tried between pods. */
+export function podPairsWithinNode(sandboxes: readonly PodSandbox[]): [WiredPod, WiredPod][] {
+  const wired = sandboxes.flatMap((s): WiredPod[] =>
+    s.netns && s.ips[0] ? [{ pod: podName(s), ip: s.ips[0], netns: s.netns, sandbox: s }] : [],
+  );
+  const [first, ...others] = wired;
+  return first ? others.map((to): [WiredPod, WiredPod] => [first, to]) : [];
+}
+
+/** What was tried from one pod to another of the same node, and how it went. */
+export type PairResult<T> = {
+  node: string;
+  from: { pod: string; ip: string };
+  to: { pod: string; ip: string };
+} & T;
+
+/** `probe` from the node's first pod (by name) to every other pod of the node, one at a time. */
+export async function withinNode<T extends object>(
+  node: string,
+  sandboxes: readonly PodSandbox[],
+  probe: (from: WiredPod, to: WiredPod) => Promise<T>,
+): Promise<PairResult<T>[]> {
+  const results: PairResult<T>[] = [];
+  for (const [from, to] of podPairsWithinNode(sandboxes)) {
+    const outcome = await probe(from, to);
+    results.push({ node, from: { pod: from.pod, ip: from.ip }, to: { pod: to.pod, ip: to.ip }, ...outcome });
   }
   return results;
+}
+
+/** From the node's first pod (by name) to every other pod of the node. */
+export function pingWithinNode(node: string, sandboxes: readonly PodSandbox[]): Promise<PingResult[]> {
+  return withinNode(node, sandboxes, (from, to) => ping(from.sandbox, to.ip));
 }
 
 /** The ports of the node's bridge with their external_ids (what the agent set). */

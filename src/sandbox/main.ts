@@ -260,12 +260,19 @@ async function run(
   for (const line of renderDataPath(dataPath, sandbox.dataPathSkipped)) say(line);
   say();
   const pingsFailed = dataPath.flatMap((n) => n.pings).filter((p) => !p.ok);
+  const trafficFailed = dataPath.flatMap((n) => n.traffic).filter((t) => !t.tcp.ok || !t.udp.ok);
 
   if (flags.once) {
     if (flags.output === 'json') process.stdout.write(`${JSON.stringify(dump, null, 2)}\n`);
     if (pingsFailed.length > 0) {
       process.stderr.write(
         `odlcoe-sandbox: ${pingsFailed.length} ping(s) between pods of one node failed (see above and ${sandbox.logFile}).\n`,
+      );
+      return EXIT.failed;
+    }
+    if (trafficFailed.length > 0) {
+      process.stderr.write(
+        `odlcoe-sandbox: TCP or UDP failed between ${trafficFailed.length} pair(s) of pods of one node (see above and ${sandbox.logFile}).\n`,
       );
       return EXIT.failed;
     }

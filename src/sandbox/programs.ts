@@ -22,7 +22,12 @@ const FROM_SOURCE = HERE.endsWith('.ts');
 export const PROJECT_ROOT = FROM_SOURCE ? join(dirname(HERE), '../..') : join(dirname(HERE), '../../..');
 
 /** Project-relative entry points, without extension (`src/agent/main`). */
-export type Program = 'src/agent/main' | 'src/sandbox/relay-main' | 'cni/odlcoe' | 'src/cli/main';
+export type Program =
+  | 'src/agent/main'
+  | 'src/sandbox/relay-main'
+  | 'src/sandbox/pod-traffic-main'
+  | 'cni/odlcoe'
+  | 'src/cli/main';
 
 export function programPath(program: Program): string {
   return FROM_SOURCE ? join(PROJECT_ROOT, `${program}.ts`) : join(PROJECT_ROOT, 'dist', `${program}.js`);

@@ -32,6 +32,7 @@ import { loadWatcherConfig } from '../config/watcher-config.js';
 import { startWatcher, type Watcher } from '../watcher/watcher.js';
 import { measureProgress, type Progress } from './convergence.js';
 import { bridgePorts, pingWithinNode } from './datapath.js';
+import { podOffloadSummary, trafficWithinNode } from './pod-traffic.js';
 import { Kubelet } from './kubelet.js';
 import { AddressPodRuntime, CniPodRuntime } from './pod-runtime.js';
 import { PROJECT_ROOT } from './programs.js';
@@ -475,6 +476,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
             node: node.name,
             ports: await bridgePorts(node.ovs.dbSocket, node.bridge),
             pings: await pingWithinNode(node.name, sandboxes),
+            traffic: await trafficWithinNode(node.name, sandboxes, {
+              logFile: join(workDir, 'pod-traffic.log'),
+            }),
+            checksumOffload: await podOffloadSummary(node.ovs.dbSocket, node.bridge),
           });
         }
         return out;

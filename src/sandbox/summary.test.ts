@@ -83,7 +83,7 @@ describe('the data path section', () => {
     assert.match(text, /not running as root/);
   });
 
-  it('lists ports and pings, and says cross-node traffic is not shown', () => {
+  it('lists ports, pings, TCP and UDP exchanges, and says cross-node traffic is not shown', () => {
     const text = renderDataPath(
       [
         {
@@ -111,6 +111,17 @@ describe('the data path section', () => {
               error: '100% packet loss',
             },
           ],
+          traffic: [
+            {
+              node: 'node-1',
+              from: { pod: 'shop/cart', ip: '10.77.1.2' },
+              to: { pod: 'shop/x', ip: '10.77.1.3' },
+              tcp: { ok: true, ms: 1.5 },
+              udp: { ok: false, error: 'no UDP echo from 10.77.1.3:8080 within 5000 ms' },
+            },
+          ],
+          checksumOffload:
+            'pod interfaces: TX checksum offload turned off (datapath netdev, userspace-tso-enable false)',
         },
       ],
       undefined,
@@ -118,6 +129,12 @@ describe('the data path section', () => {
     assert.match(text, /veth0123abcd +iface-id shop:cart/);
     assert.match(text, /ping shop\/cart 10\.77\.1\.2 -> shop\/x 10\.77\.1\.3: ok \(0\.5 ms\)/);
     assert.match(text, /-> shop\/y 10\.77\.1\.4: FAILED: 100% packet loss/);
+    assert.match(text, /tcp +shop\/cart 10\.77\.1\.2 -> shop\/x 10\.77\.1\.3 HTTP GET: ok \(1\.5 ms\)/);
+    assert.match(text, /udp +shop\/cart 10\.77\.1\.2 -> shop\/x 10\.77\.1\.3 echo: FAILED: no UDP echo/);
+    assert.match(
+      text,
+      /\(pod interfaces: TX checksum offload turned off \(datapath netdev, userspace-tso-enable false\)\)/,
+    );
     assert.match(text, /Not shown: pods on different nodes/);
   });
 });

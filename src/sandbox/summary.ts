@@ -6,12 +6,17 @@
 import type { OvsPort } from '../ovs/ovs.js';
 import type { DumpElan, DumpInterface, DumpTree } from '../cli/dump.js';
 import type { PingResult } from './datapath.js';
+import type { ExchangeResult, TrafficResult } from './pod-traffic.js';
 
 export interface NodeDataPath {
   node: string;
   /** The node's br-int ports with the external_ids the agent set. */
   ports: OvsPort[];
   pings: PingResult[];
+  /** HTTP GET and UDP echo between the same pairs of pods. */
+  traffic: TrafficResult[];
+  /** What the node's datapath needs of pod interfaces (src/ovs/datapath.ts). */
+  checksumOffload?: string;
 }
 
 export interface SandboxEndpoints {
@@ -92,7 +97,8 @@ export function renderDataPath(nodes: readonly NodeDataPath[], skippedReason: st
       'Data path: not shown.',
       `  ${skippedReason ?? 'no simulated node was started'}`,
       '  Run `sudo npm start` on a machine with Open vSwitch (openvswitch-switch) to see two nodes with real',
-      '  agents wire real pods (network namespaces, veths, userspace OVS) and ping each other.',
+      '  agents wire real pods (network namespaces, veths, userspace OVS) that ping each other and exchange',
+      '  TCP (HTTP) and UDP.',
     ];
   }
   const out = [
@@ -100,6 +106,7 @@ export function renderDataPath(nodes: readonly NodeDataPath[], skippedReason: st
   ];
   for (const n of nodes) {
     out.push(`  ${n.node} br-int ports:`);
+    if (n.checksumOffload) out.push(`    (${n.checksumOffload})`);
     for (const p of n.ports) {
       const ids = p.externalIds;
       out.push(
@@ -112,12 +119,16 @@ export function renderDataPath(nodes: readonly NodeDataPath[], skippedReason: st
         : `FAILED: ${ping.error ?? 'no answer'}`;
       out.push(`    ping ${ping.from.pod} ${ping.from.ip} -> ${ping.to.pod} ${ping.to.ip}: ${result}`);
     }
+    for (const t of n.traffic) {
+      const pair = `${t.from.pod} ${t.from.ip} -> ${t.to.pod} ${t.to.ip}`;
+      out.push(`    tcp  ${pair} HTTP GET: ${exchange(t.tcp)}`, `    udp  ${pair} echo: ${exchange(t.udp)}`);
+    }
     if (n.pings.length === 0) out.push('    (fewer than two pods on this node: nothing to ping)');
   }
   out.push(
     '  Not shown: pods on different nodes reaching each other. NetVirt carries that traffic in VXLAN tunnels',
     '  through OpenFlow rules ODL programs into every br-int; the emulator stores configuration but programs',
-    '  no flows, and the simulated nodes have no network between them. Same-node pings cross br-int by MAC',
+    '  no flows, and the simulated nodes have no network between them. Same-node traffic crosses br-int by MAC',
     '  learning (no controller is attached), which is not how NetVirt forwards either.',
   );
   return out;
@@ -158,4 +169,8 @@ export function renderNextSteps(e: SandboxEndpoints): string[] {
   out.push('  logs:', `    ${e.logFile}`);
   for (const a of e.agents) out.push(`    ${a.log}`);
   return out;
+}
+
+function exchange(r: ExchangeResult): string {
+  return r.ok ? `ok${r.ms !== undefined ? ` (${r.ms} ms)` : ''}` : `FAILED: ${r.error ?? 'no answer'}`;
 }

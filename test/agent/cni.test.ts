@@ -6,6 +6,8 @@ import { run } from '../../src/common/exec.js';
 import { hostVethName } from '../../src/agent/names.js';
 import { createVethPair, deleteHostVeth, hostVethOwner, linkExists } from '../../src/agent/netns.js';
 import { Ovs } from '../../src/ovs/ovs.js';
+import { txChecksumOffload } from '../../src/ovs/pod-interface.js';
+import { exchangeTraffic } from '../../src/sandbox/pod-traffic.js';
 import { createNetns, execIn, skipUnlessRoot, waitForPing, type TestNetns } from '../helpers/netns.js';
 import { createBareVeth } from '../helpers/pod-veth.js';
 import { cniEnv, execShim, leaseIps, startTestNode, type TestNode } from './testing.js';
@@ -131,6 +133,9 @@ describe('odlcoe CNI through the shim on a real OVS and netns', { skip, timeout:
     assert.equal(result.ips[0]?.version, '4');
   });
 
+  /** Two pods wired by the agent, for the traffic tests. */
+  let pair: { a: TestNetns; b: TestNetns; ipB: string } | undefined;
+
   it('two pods on the bridge reach each other', async () => {
     const nsA = namespaces[0];
     assert.ok(nsA);
@@ -141,6 +146,45 @@ describe('odlcoe CNI through the shim on a real OVS and netns', { skip, timeout:
     const ipA = (await leaseIps(node)).find((ip) => ip !== ipB);
     assert.ok(ipA);
     await waitForPing(nsB.path, ipA);
+    pair = { a: nsA, b: nsB, ipB };
+  });
+
+  it('two pods exchange TCP (HTTP GET) and UDP (echo): the agent turned TX checksum offload off (netdev bridge)', async () => {
+    assert.ok(pair);
+    assert.equal(await txChecksumOffload(pair.a.path, 'eth0'), 'off');
+    assert.equal(await txChecksumOffload(pair.b.path, 'eth0'), 'off');
+    const traffic = await exchangeTraffic(pair.a.path, pair.b.path, pair.ipB);
+    assert.ok(traffic.tcp.ok, `TCP: ${traffic.tcp.error}`);
+    assert.ok(traffic.udp.ok, `UDP: ${traffic.udp.error}`);
+    const steps = await (await fetch(`http://127.0.0.1:${node.agent?.metricsPort}/metrics`)).text();
+    assert.match(
+      steps,
+      /odlcoe_agent_cni_step_duration_seconds_count\{command="ADD",step="checksum_offload"\} [1-9]/,
+    );
+    const readyz = (await (await fetch(`http://127.0.0.1:${node.agent?.metricsPort}/readyz`)).json()) as {
+      checks: { name: string; ok: boolean }[];
+    };
+    assert.equal(readyz.checks.find((c) => c.name === 'checksum-offload')?.ok, true);
+  });
+
+  it('with TX checksum offload turned back on by hand, TCP and UDP fail while ping still passes', async () => {
+    assert.ok(pair);
+    const ethtool = (ns: TestNetns, onOff: 'on' | 'off') =>
+      execIn(ns.path, 'ethtool', ['-K', 'eth0', 'tx', onOff]);
+    await ethtool(pair.a, 'on');
+    await ethtool(pair.b, 'on');
+    try {
+      const broken = await exchangeTraffic(pair.a.path, pair.b.path, pair.ipB, { timeoutMs: 3_000 });
+      assert.equal(broken.tcp.ok, false, 'TCP must fail with partial checksums on the userspace datapath');
+      assert.match(broken.tcp.error ?? '', /no HTTP answer/);
+      assert.equal(broken.udp.ok, false, 'UDP must fail with partial checksums on the userspace datapath');
+      await waitForPing(pair.a.path, pair.ipB);
+    } finally {
+      await ethtool(pair.a, 'off');
+      await ethtool(pair.b, 'off');
+    }
+    const fixed = await exchangeTraffic(pair.a.path, pair.b.path, pair.ipB);
+    assert.ok(fixed.tcp.ok && fixed.udp.ok, JSON.stringify(fixed));
   });
 
   it('refuses an ADD for an older pod that reuses a name (UID mismatch)', async () => {

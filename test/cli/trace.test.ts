@@ -13,10 +13,13 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { TraceReport } from '../../src/cli/trace/index.js';
 import { run } from '../../src/common/exec.js';
+import { deleteHostVeth } from '../../src/agent/netns.js';
 import { Ovs } from '../../src/ovs/ovs.js';
+import { turnTxChecksumOffloadOff } from '../../src/ovs/pod-interface.js';
 import { netvirtPaths, putK8sNode, translateNode } from '../../src/netvirt/index.js';
 import { createNetns, skipUnlessRoot, type TestNetns } from '../helpers/netns.js';
 import { startOvsSandbox, type OvsSandbox } from '../helpers/ovs-sandbox.js';
+import { createBareVeth } from '../helpers/pod-veth.js';
 import {
   apply,
   createCluster,
@@ -44,6 +47,7 @@ describe('odlcoectl trace on the pod node (real OVS)', { skip: skipUnlessRoot() 
   let sandbox: OvsSandbox | undefined;
   let ovs: Ovs;
   let podUid: string;
+  let apiUid: string;
   const port = `veth${randomBytes(4).toString('hex')}`;
   const peer = `pod${port.slice(4)}`;
 
@@ -66,6 +70,7 @@ describe('odlcoectl trace on the pod node (real OVS)', { skip: skipUnlessRoot() 
     const cluster = await createCluster(h);
     await programOdl(h, cluster);
     podUid = uidOf(cluster.pods, 'web-0', 'default');
+    apiUid = uidOf(cluster.pods, 'api-0', 'team-a');
     // The node's OVS runs in its own namespace (so it shares nothing with other tests), with
     // the host end of the pod's veth there, as the agent leaves it after a CNI ADD.
     netns = await createNetns('odlcoectl');
@@ -102,10 +107,77 @@ describe('odlcoectl trace on the pod node (real OVS)', { skip: skipUnlessRoot() 
         ['vpn-interface', 'ok'],
         ['ovs-port', 'ok'],
         ['ovs-external-ids', 'ok'],
+        // The veth is in the node's namespace, not in trace's: its pod end cannot be looked at.
+        ['checksum-offload', 'not-checked'],
       ],
+    );
+    assert.match(
+      r.steps.find((s) => s.step === 'checksum-offload')?.message ?? '',
+      new RegExp(
+        `${port} is not a veth in this network namespace \\(run trace in the host network namespace`,
+      ),
     );
     assert.equal(r.steps.find((s) => s.step === 'ovs-port')?.object, `OVS port ${port}`);
     assert.deepEqual([r.node, r.ip, r.mac], ['node-a', IP, MAC]);
+  });
+
+  it("on the pod's node it reports the pod interface's TX checksum offload against the datapath", async () => {
+    // As the agent leaves a pod on a node: the host end beside a userspace OVS in trace's own
+    // network namespace, the pod end in the pod's.
+    const hostOvs = await startOvsSandbox();
+    const podNetns = await createNetns('odlcoectl-pod');
+    let hostVeth: string | undefined;
+    try {
+      const hostBridge = new Ovs({ dbSocket: hostOvs.dbSocket });
+      await hostBridge.ensureBridge(BRIDGE, { datapathType: 'netdev' });
+      ({ hostVeth } = await createBareVeth(podNetns.path, {
+        mac: '0a:58:0a:0b:01:06',
+        track: (v) => (hostVeth = v),
+      }));
+      await hostBridge.addPort(BRIDGE, hostVeth, {
+        'iface-id': 'team-a:api-0',
+        'attached-mac': '0a:58:0a:0b:01:06',
+        'ip-address': '10.11.1.6',
+        'pod-uid': apiUid,
+        'container-id': 'c0ffee-api',
+      });
+      hostBridge.close();
+      const traceApi = () => h.spawn(['trace', 'team-a/api-0', '--ovs-db', hostOvs.dbSocket, '-o', 'json']);
+      const offloadStep = (r: TraceReport) => r.steps.find((s) => s.step === 'checksum-offload');
+
+      // A veth as the kernel makes it: offload on, which the netdev datapath cannot carry.
+      const on = await traceApi();
+      assert.equal(on.code, 1, on.stderr + on.stdout);
+      const broken = parse(on.stdout);
+      assert.equal(broken.firstProblem?.step, 'checksum-offload');
+      assert.equal(broken.firstProblem?.status, 'mismatch');
+      assert.equal(broken.firstProblem?.object, `eth0 in network namespace ${podNetns.name}`);
+      assert.match(
+        broken.firstProblem?.message ?? '',
+        /TX checksum offload is on for eth0 .* without other_config:userspace-tso-enable=true.*bad checksums/,
+      );
+
+      // As the agent's ADD leaves it.
+      await turnTxChecksumOffloadOff(podNetns.path, 'eth0');
+      const off = await traceApi();
+      assert.equal(off.code, 0, off.stderr + off.stdout);
+      assert.equal(offloadStep(parse(off.stdout))?.status, 'ok');
+      assert.match(
+        offloadStep(parse(off.stdout))?.message ?? '',
+        /TX checksum offload is off on eth0 in network namespace/,
+      );
+
+      // With userspace TSO configured, offload may stay on.
+      await hostOvs.vsctl(['set', 'Open_vSwitch', '.', 'other_config:userspace-tso-enable=true']);
+      await run('nsenter', [`--net=${podNetns.path}`, 'ethtool', '-K', 'eth0', 'tx', 'on']);
+      const tso = await traceApi();
+      assert.equal(tso.code, 0, tso.stderr + tso.stdout);
+      assert.match(offloadStep(parse(tso.stdout))?.message ?? '', /may stay on: .*userspace-tso-enable=true/);
+    } finally {
+      if (hostVeth) await deleteHostVeth(hostVeth).catch(() => undefined);
+      await podNetns.remove();
+      await hostOvs.stop();
+    }
   });
 
   it('after the OVS port is removed by hand it pinpoints the missing port', async () => {

@@ -224,7 +224,11 @@ describe('Dockerfile', () => {
       for (const m of read(file).matchAll(/\brun\('([\w.-]+)'/g)) spawned.add(m[1] as string);
       for (const m of read(file).matchAll(/\[`--net=\$\{\w+\}`, '([\w.-]+)'/g)) spawned.add(m[1] as string);
     }
-    assert.deepEqual([...spawned].sort(), ['ip', 'nsenter', 'ovs-vsctl'], 'sanity: what the agent spawns');
+    assert.deepEqual(
+      [...spawned].sort(),
+      ['ethtool', 'ip', 'nsenter', 'ovs-vsctl'],
+      'sanity: what the agent spawns',
+    );
     for (const program of [...spawned, '/usr/lib/cni/host-local']) {
       const path = program.startsWith('/')
         ? program

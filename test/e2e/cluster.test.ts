@@ -16,7 +16,8 @@ import { run } from '../../src/common/exec.js';
 import { vpnName } from '../../src/netvirt/index.js';
 import { readOdl } from '../../src/cli/snapshot.js';
 import { ownerContextOf } from '../../src/netvirt/translate-settings.js';
-import { bridgePorts, ping } from '../../src/sandbox/datapath.js';
+import { bridgePorts, ping, podPairsWithinNode, type WiredPod } from '../../src/sandbox/datapath.js';
+import { exchangeTraffic, trafficWithinNode } from '../../src/sandbox/pod-traffic.js';
 import {
   dataPathUnavailableReason,
   ODL_PASSWORD,
@@ -198,6 +199,32 @@ describe(
             );
           }
         }
+      }
+    });
+
+    it('pods of one node exchange TCP (HTTP GET) and UDP (echo); with TX checksum offload back on, that fails', async () => {
+      for (const node of CLUSTER.nodes) {
+        const traffic = await trafficWithinNode(node.name, sandbox.kubelets.get(node.name)?.list() ?? []);
+        assert.equal(traffic.length, PODS.filter((p) => p.node === node.name).length - 1);
+        for (const t of traffic) {
+          const what = `${t.from.pod} -> ${t.to.pod} (${t.to.ip}) on ${node.name}`;
+          assert.ok(t.tcp.ok, `${what} TCP: ${t.tcp.error ?? ''}`);
+          assert.ok(t.udp.ok, `${what} UDP: ${t.udp.error ?? ''}`);
+        }
+      }
+      // The agent's fix undone by hand on one pair: the same exchange must fail (the check can fail).
+      const [from, to] = podPairsWithinNode(sandbox.kubelets.get(CLUSTER.nodes[0]!.name)?.list() ?? [])[0]!;
+      const tx = (pod: WiredPod, onOff: 'on' | 'off') =>
+        run('nsenter', [`--net=${pod.netns.path}`, 'ethtool', '-K', 'eth0', 'tx', onOff]);
+      await tx(from, 'on');
+      await tx(to, 'on');
+      try {
+        const broken = await exchangeTraffic(from.netns.path, to.netns.path, to.ip, { timeoutMs: 3_000 });
+        assert.equal(broken.tcp.ok, false, `${from.pod} -> ${to.pod}: TCP must fail with offload on`);
+        assert.equal(broken.udp.ok, false, `${from.pod} -> ${to.pod}: UDP must fail with offload on`);
+      } finally {
+        await tx(from, 'off');
+        await tx(to, 'off');
       }
     });
 

@@ -2,7 +2,8 @@
  * `npm start -- --once`, exactly as built (dist/src/sandbox/main.js, run as a child process):
  * it must converge and exit 0, its summary must be what `odlcoectl dump -o json` reports for
  * the ODL state it left behind, and it must leave no process or network namespace behind.
- * As root with Open vSwitch the run includes the two simulated nodes and their pings.
+ * As root with Open vSwitch the run includes the two simulated nodes, their pings and TCP and UDP
+ * exchanges between pods of one node.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -134,6 +135,12 @@ describe('npm start -- --once (the built sandbox)', () => {
       assert.match(result.stderr, /Data path \(real pods/);
       assert.doesNotMatch(result.stderr, /FAILED/);
       assert.match(result.stderr, /ping .* ok/);
+      assert.match(result.stderr, /tcp +\S+ [\d.]+ -> \S+ [\d.]+ HTTP GET: ok/);
+      assert.match(result.stderr, /udp +\S+ [\d.]+ -> \S+ [\d.]+ echo: ok/);
+      assert.match(
+        result.stderr,
+        /pod interfaces: TX checksum offload turned off \(datapath netdev, userspace-tso-enable false\)/,
+      );
     } else {
       assert.match(result.stderr, /Data path: not shown/);
     }

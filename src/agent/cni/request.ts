@@ -3,8 +3,8 @@
  * validated once at the edge (in the order the reference plugins validate, so runtimes see the
  * codes they expect), so that nothing past cni/service.ts handles raw text.
  */
-import { validateIfName } from '../../ovs/names.js';
-import { validateContainerId, validateNetnsPath } from '../names.js';
+import { validateIfName, validateNetnsPath } from '../../ovs/names.js';
+import { validateContainerId } from '../names.js';
 import { parseCniArgs, type CniArgs } from './args.js';
 import { CNI_ERROR, CniError } from './error.js';
 import { parsePrevResult, type CniResult } from './result.js';

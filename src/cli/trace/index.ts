@@ -7,7 +7,8 @@
  * from it:
  *
  *   pod scheduled, has an IP → node subnet (k8s-node entry) → VPN → ELAN → ietf-interface →
- *   elan-interface → vpn-interface and its adjacency → OVS port → its external_ids
+ *   elan-interface → vpn-interface and its adjacency → OVS port → its external_ids → the pod
+ *   interface's TX checksum offload (on a userspace datapath)
  *
  * Every step is still evaluated and shown (an operator fixing the first problem wants to know
  * what comes next). The OVS steps need the node's OVSDB; elsewhere they are skipped with a note.
@@ -24,6 +25,7 @@ import type { CliSettings } from '../settings.js';
 import { odlReader } from '../snapshot.js';
 import { checkPod } from './facts.js';
 import { checkOdl, OdlProbe } from './odl.js';
+import { checkChecksumOffload } from './offload.js';
 import { checkOvs, type OvsCheckOptions } from './ovs.js';
 import { finish, renderTrace } from './render.js';
 import { Trace, type TraceReport, type TraceVerdict } from './steps.js';
@@ -74,7 +76,15 @@ export async function runTrace(
   }
   const odl = new OdlProbe(odlReader(client, settings), ownerContextOf(settings));
   await checkOdl(trace, odl, facts, translateSettingsOf(settings), settings.subnetSource);
-  if (facts.node && facts.namespace)
-    await checkOvs(trace, facts, ovsOpts, interfaceName(ref.namespace, ref.name), settings.timeoutMs);
+  if (facts.node && facts.namespace) {
+    const found = await checkOvs(
+      trace,
+      facts,
+      ovsOpts,
+      interfaceName(ref.namespace, ref.name),
+      settings.timeoutMs,
+    );
+    await checkChecksumOffload(trace, ovsOpts, found);
+  }
   return report();
 }

@@ -2,6 +2,7 @@
  * The Open vSwitch side of a trace, on the pod's node: the port whose `iface-id` is the pod's
  * interface name, its name (Genius only matches `veth` + 8 hex digits), and its external_ids
  * against the pod's MAC, IP and UID. Elsewhere (no OVSDB reachable) the steps are not checked.
+ * Resolves with the port and the OVSDB connection that found it, when exactly one was found.
  */
 import { hostname } from 'node:os';
 import { errorMessage } from '../../common/log.js';
@@ -28,7 +29,7 @@ export async function checkOvs(
   ovsOpts: OvsCheckOptions,
   ifName: string,
   timeoutMs: number,
-): Promise<void> {
+): Promise<{ ovs: Ovs; port: OvsPort } | undefined> {
   const where = ovsOpts.dbSocket ?? 'the system OVSDB';
   const nodeName = facts.pod.spec?.nodeName ?? '?';
   if (ovsOpts.skip) {
@@ -158,6 +159,7 @@ export async function checkOvs(
       ovsOpts.dbSocket ?? null,
       `iface-id ${ifName}, attached-mac ${cell(ids[EXTERNAL_ID.attachedMac])}, ip-address ${cell(ids[EXTERNAL_ID.ipAddress])}, pod-uid ${cell(ids[EXTERNAL_ID.podUid])}`,
     );
+  return { ovs, port };
 }
 
 function safeCanonical(ip: string): string {

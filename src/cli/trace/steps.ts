@@ -12,6 +12,7 @@ export const TRACE_STEPS = [
   'vpn-interface',
   'ovs-port',
   'ovs-external-ids',
+  'checksum-offload',
 ] as const;
 export type TraceStepName = (typeof TRACE_STEPS)[number];
 
