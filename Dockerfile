@@ -26,8 +26,9 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS runtime
 # ovs-vsctl (in openvswitch-switch on bookworm; no daemon is started in the container, the
 # agent talks to the host's ovsdb-server through its socket), host-local IPAM
-# (/usr/lib/cni/host-local), ip, nsenter, and ethtool (TX checksum offload of pod interfaces
-# on a userspace datapath, docs/agent.md).
+# (/usr/lib/cni/host-local) and the loopback plugin the agent installs into the CNI bin dir
+# when the host has none (/usr/lib/cni/loopback), ip, nsenter, and ethtool (TX checksum
+# offload of pod interfaces on a userspace datapath, docs/agent.md).
 ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \

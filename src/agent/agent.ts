@@ -6,9 +6,7 @@
  * the start-up reconcile removed what pods deleted meanwhile left behind. The work itself
  * lives elsewhere: pod-attach.ts (ADD/DEL), reconcile.ts, node-setup.ts, node-subnet.ts, cni/.
  */
-import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
 import type { KubeConfig, V1Node, V1Pod } from '@kubernetes/client-node';
 import { Backoff, sleep } from '../common/backoff.js';
 import { Latch } from '../common/latch.js';
@@ -26,6 +24,7 @@ import { Ovs } from '../ovs/ovs.js';
 import type { RestconfAuth } from '../restconf/auth.js';
 import { RestconfClient } from '../restconf/client.js';
 import { PodChecksumOffload } from './checksum-offload.js';
+import { CniBinDir, SHIM_SOURCE } from './cni/bin-dir.js';
 import { readConflistSubnet, renderConflist, writeFileAtomic } from './cni/conflist.js';
 import { CNI_ERROR, CniError } from './cni/error.js';
 import { replayPendingDels } from './cni/pending-del.js';
@@ -44,13 +43,13 @@ import { reconcileNodeAttachments } from './reconcile.js';
 
 export interface AgentDeps {
   kubeConfig: KubeConfig;
+  /** The compiled shim `cni.binDir` gets; default dist/cni/odlcoe.js of this build. */
+  shimSource?: string;
   odlAuth?: RestconfAuth;
   registry: Registry;
   logger: Logger;
 }
 
-/** Where the compiled shim sits next to this module in dist/ (for `cni.binDir`). */
-const SHIM_SOURCE = fileURLToPath(new URL('../../cni/odlcoe.js', import.meta.url));
 /** How often DELs the shim queued while the agent was away are retried. */
 const PENDING_DEL_INTERVAL_MS = 30_000;
 const RETRY = { initialMs: 500, maxMs: 30_000 } as const;
@@ -79,6 +78,8 @@ export class Agent {
   private readonly attacher: PodAttacher;
   private readonly checksumOffload: PodChecksumOffload;
   private readonly service: CniService;
+  /** What the agent installs into `cni.binDir`, when it is set. */
+  private readonly binDir: CniBinDir | undefined;
   private readonly abort = new AbortController();
   private readonly tasks: Promise<void>[] = [];
   private cniServer: CniServer | undefined;
@@ -148,6 +149,14 @@ export class Agent {
       metrics: this.metrics,
       logger: this.logger,
     });
+    this.binDir = config.cni.binDir
+      ? new CniBinDir({
+          dir: config.cni.binDir,
+          shimSource: deps.shimSource ?? SHIM_SOURCE,
+          pluginDir: dirname(config.ipam.pluginPath),
+          logger: this.logger,
+        })
+      : undefined;
     this.service = new CniService({
       attacher: this.attacher,
       lock: this.lock,
@@ -227,11 +236,12 @@ export class Agent {
         { name: 'cni-config', check: () => this.state.configWritten },
         { name: 'reconciled', check: () => this.state.reconciled },
         { name: 'checksum-offload', check: () => this.checksumOffload.ready() },
+        { name: 'cni-loopback', check: () => this.binDir?.ready() ?? true },
       ],
       liveness: () => this.liveness.report(),
       logger: this.logger,
     });
-    if (this.config.cni.binDir) await this.installShim(this.config.cni.binDir);
+    await this.binDir?.install();
     this.informer.start();
     const options = { signal: this.abort.signal, logger: this.logger, liveness: this.liveness };
     this.tasks.push(
@@ -435,27 +445,6 @@ export class Agent {
     this.state.configWritten = true;
   }
 
-  /**
-   * Installs the shim as `<binDir>/odlcoe`: a two-line launcher running the compiled shim
-   * (copied beside it as `odlcoe-shim.mjs`: a file without extension would load as CommonJS)
-   * with this agent's Node binary.
-   */
-  private async installShim(binDir: string): Promise<void> {
-    const source = await readFile(SHIM_SOURCE, 'utf8').catch((err: unknown) => {
-      throw new Error(
-        `cannot install the CNI shim: ${SHIM_SOURCE} is missing (build first): ${errorMessage(err)}`,
-      );
-    });
-    await mkdir(binDir, { recursive: true });
-    const shim = join(binDir, 'odlcoe-shim.mjs');
-    await writeFileAtomic(shim, source, 0o755);
-    const launcher = `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(shim)} "$@"\n`;
-    const target = join(binDir, 'odlcoe');
-    await writeFileAtomic(target, launcher, 0o755);
-    await chmod(target, 0o755);
-    this.logger.info('installed the CNI shim', { path: target, size: (await stat(shim)).size });
-  }
-
   private async reconcileTask(signal: AbortSignal, up: () => void): Promise<void> {
     await this.informer.waitForSync(signal);
     await this.ovsSetUp.wait(signal);
@@ -508,9 +497,4 @@ export class Agent {
       up();
     }
   }
-}
-
-/** POSIX single quotes: the paths come from config and the Node binary location. */
-function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
 }

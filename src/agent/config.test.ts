@@ -69,6 +69,35 @@ describe('buildAgentConfig', () => {
       );
   });
 
+  it("takes ovsdb-server's socket as a path or unix:<path>, and refuses every other OVSDB target", () => {
+    const base = { nodeName: 'n1', odlUrl: 'http://odl:8181' };
+    const socket = (ovsDb: string) => buildAgentConfig({ flags: { ...base, ovsDb } }).ovs.dbSocket;
+    assert.equal(socket('/run/openvswitch/db.sock'), '/run/openvswitch/db.sock');
+    assert.equal(socket('unix:/run/openvswitch/db.sock'), '/run/openvswitch/db.sock');
+    assert.equal(
+      buildAgentConfig({ flags: base, env: { ODLCOE_OVS_DB: 'unix:/var/run/ovs/db.sock' } }).ovs.dbSocket,
+      '/var/run/ovs/db.sock',
+    );
+    const refused: [string, RegExp][] = [
+      [
+        'tcp:127.0.0.1:6640',
+        /OVSDB target "tcp:127\.0\.0\.1:6640" is not supported \(tcp\): .*local unix socket only/,
+      ],
+      ['ssl:10.0.0.1:6640', /OVSDB target "ssl:10\.0\.0\.1:6640" is not supported \(ssl\)/],
+      ['punix:/run/openvswitch/db.sock', /is not supported \(punix\)/],
+      ['db.sock', /"db\.sock" must be an absolute path, or unix:<absolute path>/],
+      ['unix:db.sock', /"unix:db\.sock" must be an absolute path, or unix:<absolute path>/],
+      ['unix:', /must be an absolute path/],
+    ];
+    for (const [target, message] of refused)
+      assert.throws(
+        () => buildAgentConfig({ flags: { ...base, ovsDb: target } }),
+        (err: unknown) =>
+          err instanceof ConfigError && /--ovs-db/.test(err.message) && message.test(err.message),
+        target,
+      );
+  });
+
   it('rejects unknown keys in the file (typos)', async () => {
     const file = join(dir, 'typo.json');
     await writeFile(

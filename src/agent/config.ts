@@ -10,6 +10,8 @@ import {
   type SettingsSources,
   type ValuesOf,
 } from '../common/settings-scheme.js';
+import { errorMessage } from '../common/log.js';
+import { ovsdbSocketPath } from '../ovs/ovs.js';
 import { odlConnectionSettings } from '../restconf/settings.js';
 
 /**
@@ -23,6 +25,17 @@ const ovsTarget = z
   .string()
   .regex(/^(tcp|ssl|ptcp|pssl|unix|punix):\S+$/, 'must be an OVS target such as tcp:10.0.0.1:6640');
 const fileName = (pattern: RegExp, message?: string) => text(z.string().regex(pattern, message));
+/** ovsdb-server's local socket, as a path or `unix:<path>`; the value is the path. */
+const ovsdbSocket = text(
+  z.string().transform((target, ctx) => {
+    try {
+      return ovsdbSocketPath(target);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: errorMessage(err) });
+      return z.NEVER;
+    }
+  }),
+);
 
 export const AGENT_SETTINGS = {
   nodeName: setting(text(), {
@@ -49,11 +62,11 @@ export const AGENT_SETTINGS = {
     }),
   },
   ovs: {
-    dbSocket: setting(absolutePath, {
+    dbSocket: setting(ovsdbSocket, {
       flag: '--ovs-db <socket>',
       env: 'ODLCOE_OVS_DB',
       defaultText: '`$OVS_RUNDIR/db.sock`, else `/var/run/openvswitch/db.sock`',
-      doc: "absolute path of ovsdb-server's socket",
+      doc: "ovsdb-server's unix socket: an absolute path or `unix:<absolute path>`; other OVSDB targets (`tcp:`, `ssl:`) are refused",
     }),
     bridge: setting(text(z.string().min(1).max(15)), {
       flag: '--bridge <name>',
@@ -105,7 +118,7 @@ export const AGENT_SETTINGS = {
     binDir: setting(absolutePath, {
       flag: '--cni-bin-dir <dir>',
       defaultText: 'not installed',
-      doc: 'where the shim is installed (`odlcoe`, `odlcoe-shim.mjs`, mode 0755)',
+      doc: 'where the shim is installed (`odlcoe`, `odlcoe-shim.mjs`, mode 0755), and `loopback` from the directory of `ipam.pluginPath` unless one is there ([agent.md](agent.md#files-written))',
     }),
     networkName: setting(fileName(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/), {
       default: 'odlcoe',
@@ -148,7 +161,7 @@ export const AGENT_SETTINGS = {
     }),
     pluginPath: setting(absolutePath, {
       default: '/usr/lib/cni/host-local',
-      doc: "host-local binary (Debian's path; the image has it)",
+      doc: "host-local binary (Debian's path; the image has it); its directory is where `loopback` is taken from",
     }),
   },
   metrics: {

@@ -9,6 +9,7 @@ import { createLogger, errorMessage } from '../common/log.js';
 import { NameError } from '../common/name-error.js';
 import { ModelValidationError } from '../netvirt/errors.js';
 import { ownerContextOf } from '../netvirt/translate-settings.js';
+import { ovsdbSocketPath } from '../ovs/ovs.js';
 import type { RestconfClient } from '../restconf/client.js';
 import { connectKube, connectOdl } from './connect.js';
 import { buildDump, renderDump } from './dump.js';
@@ -122,20 +123,27 @@ export async function runCli(argv: readonly string[], io: CliIo, options: CliOpt
       "follow one pod's network through Kubernetes, ODL and OVS; points at the first missing or wrong piece",
     )
     .argument('<pod>', '<namespace>/<pod>')
-    .option('--ovs-db <socket>', 'OVSDB unix socket of this node (default: the system one)')
+    .option(
+      '--ovs-db <socket>',
+      "ovsdb-server's unix socket on this node, a path or unix:<path> (default: the system one)",
+    )
     .option('--bridge <name>', 'the integration bridge', 'br-int')
     .option('--no-ovs', "do not look at OVS (when not on the pod's node)")
     .action(async (podRef: string, opts: { ovsDb?: string; bridge: string; ovs: boolean }, cmd: Command) => {
       const settings = settingsOf(cmd);
       const ref = parsePodRef(podRef);
-      if (opts.ovsDb !== undefined && !opts.ovsDb.startsWith('/'))
-        throw new CliError(`--ovs-db ${JSON.stringify(opts.ovsDb)} must be an absolute path`, EXIT.usage);
+      let dbSocket: string | undefined;
+      try {
+        dbSocket = opts.ovsDb === undefined ? undefined : ovsdbSocketPath(opts.ovsDb);
+      } catch (err) {
+        throw new CliError(`--ovs-db: ${errorMessage(err)}`, EXIT.usage);
+      }
       const kube = connectKube(settings);
       outcome = await withOdl(io, settings, async (client) => {
         const { report, exitCode } = await runTrace(ref, settings, client, kube, {
           skip: !opts.ovs,
           bridge: opts.bridge,
-          ...(opts.ovsDb !== undefined ? { dbSocket: opts.ovsDb } : {}),
+          ...(dbSocket !== undefined ? { dbSocket } : {}),
         });
         emit(io, settings, report, renderTrace);
         return { exitCode };

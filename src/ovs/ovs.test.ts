@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { NameError } from '../common/name-error.js';
-import { Ovs, OvsError } from './ovs.js';
+import { Ovs, OvsError, ovsdbSocketPath } from './ovs.js';
 
 // Real OVS behaviour is covered by test/agent/dataplane.test.ts and test/agent/ovsdb.test.ts
 // (root, userspace OVS); these check what is refused before OVSDB or ovs-vsctl is ever
@@ -11,8 +11,24 @@ const ovs = new Ovs({ dbSocket: '/nonexistent/odlcoe/db.sock', timeoutSeconds: 1
 describe('Ovs input validation', () => {
   it('refuses bad constructor options', () => {
     assert.throws(() => new Ovs({ dbSocket: 'relative.sock' }), /absolute path/);
+    assert.throws(() => new Ovs({ dbSocket: 'tcp:127.0.0.1:6640' }), OvsError);
     assert.throws(() => new Ovs({ timeoutSeconds: 0 }), /positive integer/);
     assert.throws(() => new Ovs({ timeoutSeconds: 1.5 }), /positive integer/);
+  });
+
+  it("reads ovsdb-server's socket as a path or unix:<path>, and nothing else", () => {
+    assert.equal(ovsdbSocketPath('/run/openvswitch/db.sock'), '/run/openvswitch/db.sock');
+    assert.equal(ovsdbSocketPath('unix:/run/openvswitch/db.sock'), '/run/openvswitch/db.sock');
+    for (const target of [
+      'tcp:127.0.0.1:6640',
+      'ssl:odl:6640',
+      'ptcp:6640',
+      'punix:/x',
+      'db.sock',
+      'unix:x',
+      '',
+    ])
+      assert.throws(() => ovsdbSocketPath(target), OvsError, target);
   });
 
   it('refuses bad bridge and port names', async () => {

@@ -57,7 +57,10 @@ export interface OvsPort {
 }
 
 export interface OvsOptions {
-  /** Unix socket of ovsdb-server; undefined: the system database (`$OVS_RUNDIR/db.sock`, as ovs-vsctl). */
+  /**
+   * Unix socket of ovsdb-server, as a path or `unix:<path>` (see ovsdbSocketPath); undefined:
+   * the system database (`$OVS_RUNDIR/db.sock`, as ovs-vsctl).
+   */
   dbSocket?: string;
   /** Deadline of one operation, including how long addPort waits for ovs-vswitchd. Default 10. */
   timeoutSeconds?: number;
@@ -116,6 +119,24 @@ interface Located {
   bridge?: string;
 }
 
+/**
+ * The path of ovsdb-server's unix socket, given as the path itself or in OVS's own notation
+ * `unix:<path>` (what `ovs-vsctl --db` and ovs-vswitchd take). odlcoe drives the node's local
+ * database only: every other OVSDB target (`tcp:`, `ssl:`, the passive `p…:` forms) is refused,
+ * as is a relative path.
+ */
+export function ovsdbSocketPath(target: string): string {
+  const path = target.startsWith('unix:') ? target.slice('unix:'.length) : target;
+  if (path.startsWith('/')) return path;
+  const scheme = /^([a-z]+):/.exec(target)?.[1];
+  throw new OvsError(
+    scheme && scheme !== 'unix'
+      ? `OVSDB target ${JSON.stringify(target)} is not supported (${scheme}): odlcoe drives ovsdb-server ` +
+          "through its local unix socket only; give the socket's absolute path, or unix:<absolute path>"
+      : `OVSDB socket ${JSON.stringify(target)} must be an absolute path, or unix:<absolute path>`,
+  );
+}
+
 export class Ovs {
   private readonly dbSocket: string | undefined;
   private readonly timeoutSeconds: number;
@@ -123,20 +144,18 @@ export class Ovs {
   private readonly db: OvsdbClient;
 
   constructor(opts: OvsOptions = {}) {
-    if (opts.dbSocket !== undefined && !opts.dbSocket.startsWith('/')) {
-      throw new OvsError(`OVSDB socket must be an absolute path, got ${JSON.stringify(opts.dbSocket)}`);
-    }
+    const dbSocket = opts.dbSocket === undefined ? undefined : ovsdbSocketPath(opts.dbSocket);
     const timeout = opts.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
     // 0 would mean "wait forever" to ovs-vsctl.
     if (!Number.isInteger(timeout) || timeout < 1) {
       throw new OvsError(`timeoutSeconds must be a positive integer, got ${timeout}`);
     }
-    this.dbSocket = opts.dbSocket;
+    this.dbSocket = dbSocket;
     this.timeoutSeconds = timeout;
     this.logger = opts.logger ?? silentLogger();
     this.db = new OvsdbClient({
       // ovs-vsctl's default: <rundir>/db.sock, where OVS_RUNDIR overrides the build's rundir.
-      socketPath: opts.dbSocket ?? `${process.env.OVS_RUNDIR ?? '/var/run/openvswitch'}/db.sock`,
+      socketPath: dbSocket ?? `${process.env.OVS_RUNDIR ?? '/var/run/openvswitch'}/db.sock`,
       requestTimeoutMs: timeout * 1000,
       logger: this.logger,
     });

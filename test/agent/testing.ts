@@ -42,8 +42,18 @@ export interface ShimRun {
 
 /** Execs the shim as a runtime does: CNI_* in a clean environment, config on stdin. */
 export function execShim(shim: string, cniEnv: Record<string, string>, stdin: string): Promise<ShimRun> {
+  return execPlugin(process.execPath, [shim], cniEnv, stdin);
+}
+
+/** Execs a CNI plugin (`program` with `args`) as a runtime does: CNI_* in a clean environment, config on stdin. */
+export function execPlugin(
+  program: string,
+  args: string[],
+  cniEnv: Record<string, string>,
+  stdin: string,
+): Promise<ShimRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [shim], {
+    const child = spawn(program, args, {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...cniEnv },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -236,6 +246,8 @@ export async function startTestNode(): Promise<TestNode> {
       async startAgent() {
         const agent = new Agent(config, {
           kubeConfig: kc,
+          // What `cni.binDir` gets, when a test sets it (the agent runs from source here).
+          shimSource: shim,
           registry: createRegistry('odlcoe_agent_'),
           logger: silentLogger(),
           odlAuth: { kind: 'basic', user: 'admin', password: 'admin' },

@@ -142,7 +142,9 @@ describe('odlcoectl trace on the pod node (real OVS)', { skip: skipUnlessRoot() 
         'container-id': 'c0ffee-api',
       });
       hostBridge.close();
-      const traceApi = () => h.spawn(['trace', 'team-a/api-0', '--ovs-db', hostOvs.dbSocket, '-o', 'json']);
+      // OVS's own notation for the socket, as `ovs-vsctl --db` takes it.
+      const traceApi = () =>
+        h.spawn(['trace', 'team-a/api-0', '--ovs-db', `unix:${hostOvs.dbSocket}`, '-o', 'json']);
       const offloadStep = (r: TraceReport) => r.steps.find((s) => s.step === 'checksum-offload');
 
       // A veth as the kernel makes it: offload on, which the netdev datapath cannot carry.
@@ -355,7 +357,7 @@ describe('odlcoectl trace (Kubernetes and ODL side)', () => {
     assert.equal(parse(res.stdout).verdict, 'off-network');
   });
 
-  it('a pod that does not exist is the first problem (exit 1); a malformed reference is a usage error (exit 2)', async () => {
+  it('a pod that does not exist is the first problem (exit 1); a malformed reference or OVSDB target is a usage error (exit 2)', async () => {
     const missing = await h.run(['trace', 'default/nope', '--no-ovs', '-o', 'json']);
     assert.equal(missing.code, 1);
     assert.match(parse(missing.stdout).firstProblem?.message ?? '', /pod default\/nope does not exist/);
@@ -364,6 +366,9 @@ describe('odlcoectl trace (Kubernetes and ODL side)', () => {
     assert.match(bad.stderr, /must be given as <namespace>\/<pod>/);
     const evil = await h.run(['trace', 'default/../../etc']);
     assert.equal(evil.code, 2);
+    const remote = await h.run(['trace', 'default/web-0', '--ovs-db', 'tcp:127.0.0.1:6640']);
+    assert.equal(remote.code, 2);
+    assert.match(remote.stderr, /--ovs-db: OVSDB target "tcp:127\.0\.0\.1:6640" is not supported \(tcp\)/);
   });
 
   it('ODL unreachable: exit 3, the trace says what it could not read', async () => {

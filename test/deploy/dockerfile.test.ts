@@ -205,7 +205,7 @@ describe('Dockerfile', () => {
     );
   });
 
-  it('the Debian packages installed hold the binaries the agent spawns', async () => {
+  it('the Debian packages installed hold the binaries the agent spawns or installs', async () => {
     const runs = dockerfile.filter((i) => i.op === 'RUN').map((i) => i.args);
     const apt = runs.find((r) => /apt-get install/.test(r)) ?? '';
     assert.match(apt, /--no-install-recommends/);
@@ -217,7 +217,8 @@ describe('Dockerfile', () => {
         .filter((w) => /^[a-z0-9][a-z0-9.+-]+$/.test(w) && !['apt-get', 'install', 'rm'].includes(w)),
     );
     // Programs the agent runs by name (`run('ip', ...)`), itself or through the Open vSwitch
-    // adapter, plus host-local by its configured path.
+    // adapter, plus host-local by its configured path and the loopback plugin beside it (which
+    // the agent installs into the CNI bin dir).
     const spawned = new Set<string>();
     const agentFiles = ['src/agent', 'src/ovs'].flatMap((dir) => filesUnder(dir));
     for (const file of agentFiles.filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))) {
@@ -229,7 +230,7 @@ describe('Dockerfile', () => {
       ['ethtool', 'ip', 'nsenter', 'ovs-vsctl'],
       'sanity: what the agent spawns',
     );
-    for (const program of [...spawned, '/usr/lib/cni/host-local']) {
+    for (const program of [...spawned, '/usr/lib/cni/host-local', '/usr/lib/cni/loopback']) {
       const path = program.startsWith('/')
         ? program
         : (await run('sh', ['-c', 'command -v "$1"', 'sh', program])).stdout.trim();

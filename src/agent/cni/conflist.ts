@@ -71,9 +71,14 @@ export async function readConflistSubnet(path: string): Promise<string | undefin
  * `.conflist` suffix so the runtime never loads it. Returns false when the file already had
  * this content (nothing written, so the runtime does not reload needlessly).
  */
-export async function writeFileAtomic(path: string, content: string, mode = 0o644): Promise<boolean> {
+export async function writeFileAtomic(
+  path: string,
+  content: string | Buffer,
+  mode = 0o644,
+): Promise<boolean> {
+  const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
   try {
-    if ((await readFile(path, 'utf8')) === content) return false;
+    if ((await readFile(path)).equals(bytes)) return false;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
@@ -83,7 +88,7 @@ export async function writeFileAtomic(path: string, content: string, mode = 0o64
   try {
     const file = await open(tmp, 'wx', mode);
     try {
-      await file.writeFile(content, 'utf8');
+      await file.writeFile(bytes);
       await file.sync();
     } finally {
       await file.close();
