@@ -10,6 +10,7 @@ import {
   type SettingsSources,
   type ValuesOf,
 } from '../common/settings-scheme.js';
+import { profileSetting } from '../netvirt/profile.js';
 import { odlConnectionSettings } from '../restconf/settings.js';
 
 /**
@@ -43,6 +44,7 @@ export const AGENT_SETTINGS = {
   }),
   odl: {
     ...odlConnectionSettings(absolutePath, ', an absolute path'),
+    profile: profileSetting(),
     subnetRefreshSeconds: setting(number(z.number().int().min(5)), {
       default: 60,
       doc: 'integer ≥ 5: re-read of the subnet, re-application of the OVS set-up and the conflist',
