@@ -20,6 +20,8 @@ import { Informer } from '../k8s/informer.js';
 import { KubeClient } from '../k8s/kube-client.js';
 import { kubeletPodUid } from '../k8s/pod-uid.js';
 import { nodeInternalIp } from '../netvirt/kube.js';
+import { nodeNetworkName } from '../netvirt/node-network.js';
+import { OdlModelsError, optionalModels, readModels, type OdlModels } from '../odl/models.js';
 import { Ovs } from '../ovs/ovs.js';
 import type { RestconfAuth } from '../restconf/auth.js';
 import { RestconfClient } from '../restconf/client.js';
@@ -36,7 +38,7 @@ import { HostLocalIpam, HostLocalLeaseStore } from './ipam.js';
 import { KeyedLock } from './keyed-lock.js';
 import { AgentMetrics } from './metrics.js';
 import { setupNodeOvs } from './node-setup.js';
-import { fetchNodeSubnet } from './node-subnet.js';
+import { fetchNodeSubnet, type FoundNodeSubnet } from './node-subnet.js';
 import { PodAttacher, type IpamState } from './pod-attach.js';
 import { defaultRoute, parsePodSubnet, type PodSubnet } from './pod-subnet.js';
 import { reconcileNodeAttachments } from './reconcile.js';
@@ -48,6 +50,11 @@ export interface AgentDeps {
   odlAuth?: RestconfAuth;
   registry: Registry;
   logger: Logger;
+  /**
+   * ODL is not what the agent can work with (a told profile ODL contradicts, no NetVirt): main
+   * exits. Absent: the agent stays not ready and says why.
+   */
+  onFatal?: (err: Error) => void;
 }
 
 /** How often DELs the shim queued while the agent was away are retried. */
@@ -92,6 +99,11 @@ export class Agent {
   private readonly nodeIp = new Latch<string>();
   private readonly ovsSetUp = new Latch();
   private readonly subnetKnown = new Latch();
+  /** What ODL has (its module list, read once before the subnet). */
+  private models: OdlModels | undefined;
+  /** Why the agent cannot work with this ODL at all. */
+  private fatal: string | undefined;
+  private readonly onFatal: ((err: Error) => void) | undefined;
 
   constructor(
     readonly config: AgentConfig,
@@ -99,6 +111,7 @@ export class Agent {
   ) {
     this.logger = deps.logger;
     this.registry = deps.registry;
+    this.onFatal = deps.onFatal;
     this.metrics = new AgentMetrics(deps.registry);
     this.ovs = new Ovs({
       ...(config.ovs.dbSocket ? { dbSocket: config.ovs.dbSocket } : {}),
@@ -174,6 +187,7 @@ export class Agent {
 
   /** Why ADD cannot be served now, or undefined. */
   notReadyReason(): string | undefined {
+    if (this.fatal) return this.fatal;
     if (!this.state.ovsReady) return 'Open vSwitch is not set up yet';
     const offload = this.checksumOffload.notReadyReason();
     if (offload) return offload;
@@ -275,7 +289,8 @@ export class Agent {
       try {
         return await fn();
       } catch (err) {
-        if (signal.aborted) throw err;
+        // ODL is not what the agent can work with: retrying cannot change that.
+        if (signal.aborted || err instanceof OdlModelsError) throw err;
         const delay = backoff.next();
         this.logger.warn(`${what} failed; retrying`, {
           error: errorMessage(err),
@@ -358,36 +373,81 @@ export class Agent {
   }
 
   /**
-   * Waits (with backoff, reporting not ready) until ODL has a subnet for this node, writes the
-   * CNI config, then reads the subnet again and keeps the config written (a conflist deleted
-   * by hand). ODL being unreachable is only retried; failing to write the config fails the task.
+   * ODL's release and models, from its module list (retried until ODL answers); undefined when
+   * the agent cannot work with this ODL (a told profile ODL contradicts, no NetVirt): retrying
+   * cannot change that, so main exits (in-process the agent stays not ready with the reason).
+   */
+  private async detectModels(signal: AbortSignal): Promise<OdlModels | undefined> {
+    try {
+      const models = await this.retry('reading ODL’s module list', signal, () =>
+        readModels(this.restconf, this.config.odl.profile, this.config.odl.url, { signal }),
+      );
+      this.logger.info('ODL models', {
+        profile: models.profile,
+        detected: models.source === 'odl',
+        optional: optionalModels(models),
+      });
+      return models;
+    } catch (err) {
+      if (!(err instanceof OdlModelsError)) throw err;
+      this.fatal = err.message;
+      this.logger.error('cannot work with this ODL', { error: err.message });
+      this.onFatal?.(err);
+      return undefined;
+    }
+  }
+
+  /**
+   * Reads ODL's models, then waits (with backoff, reporting not ready) until ODL has a subnet
+   * for this node, writes the CNI config, then reads the subnet again and keeps the config
+   * written (a conflist deleted by hand). ODL being unreachable is only retried; failing to
+   * write the config fails the task.
    */
   private async subnetTask(signal: AbortSignal, up: () => void): Promise<void> {
     const nodeIp = await this.nodeIp.wait(signal);
+    const models = (this.models ??= await this.detectModels(signal));
+    if (!models) return;
     const subnet = await this.retry('reading the node pod subnet from ODL', signal, async () => {
-      const found = await this.readSubnet(nodeIp);
+      const found = await this.readSubnet(nodeIp, models);
       if (!found)
-        throw new Error(`ODL has no k8s-nodes entry with internal-ip-address ${nodeIp} and a pod-cidr yet`);
-      return found;
+        throw new Error(
+          `ODL has no network ${nodeNetworkName(this.config.nodeName)} with an allocation-pool${models.coe ? ` and no k8s-nodes entry with internal-ip-address ${nodeIp} and a pod-cidr` : ''} yet`,
+        );
+      this.logger.debug('node pod subnet read', { from: found.from, subnet: found.podCidr });
+      return parsePodSubnet(found.podCidr);
     });
     this.adoptSubnet(subnet);
     await this.writeConfig();
     up();
     for (;;) {
       await sleep(this.config.odl.subnetRefreshSeconds * 1000, signal);
-      const fresh = await this.readSubnet(nodeIp).catch((err: unknown) => {
+      const fresh = await this.readSubnet(nodeIp, models).catch((err: unknown) => {
         this.logger.warn('re-reading the pod subnet failed', { error: errorMessage(err) });
         return undefined;
       });
-      if (fresh) this.adoptSubnet(fresh);
+      if (fresh) this.adoptSubnet(parsePodSubnet(fresh.podCidr));
       await this.writeConfig();
       up();
     }
   }
 
-  private async readSubnet(nodeIp: string): Promise<PodSubnet | undefined> {
-    const entry = await fetchNodeSubnet(this.restconf, nodeIp);
-    return entry ? parsePodSubnet(entry.podCidr) : undefined;
+  /** This node's subnet in ODL: its network, else its k8s-node entry where ODL has the COE models. */
+  private async readSubnet(nodeIp: string, models: OdlModels): Promise<FoundNodeSubnet | undefined> {
+    const found = await fetchNodeSubnet(
+      this.restconf,
+      { name: this.config.nodeName, ip: nodeIp },
+      { k8sNodes: models.coe },
+    );
+    if (found?.gateway !== undefined) {
+      const expected = parsePodSubnet(found.podCidr).gateway;
+      if (found.gateway !== expected)
+        this.logger.warn('the node network names another gateway; pods use the first address', {
+          network: found.from,
+          gateway: found.gateway,
+          used: expected,
+        });
+    }
+    return found;
   }
 
   /**

@@ -12,6 +12,7 @@ import {
 } from '../common/settings-scheme.js';
 import { errorMessage } from '../common/log.js';
 import { ovsdbSocketPath } from '../ovs/ovs.js';
+import { profileSetting } from '../netvirt/profile.js';
 import { odlConnectionSettings } from '../restconf/settings.js';
 
 /**
@@ -56,6 +57,7 @@ export const AGENT_SETTINGS = {
   }),
   odl: {
     ...odlConnectionSettings(absolutePath, ', an absolute path'),
+    profile: profileSetting(),
     subnetRefreshSeconds: setting(number(z.number().int().min(5)), {
       default: 60,
       doc: 'integer ≥ 5: re-read of the subnet, re-application of the OVS set-up and the conflist',

@@ -31,7 +31,16 @@ async function main(): Promise<void> {
     const kubeConfig = new KubeConfig();
     if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
     else kubeConfig.loadFromDefault();
-    agent = new Agent(config, { kubeConfig, registry: createRegistry('odlcoe_agent_'), logger });
+    agent = new Agent(config, {
+      kubeConfig,
+      registry: createRegistry('odlcoe_agent_'),
+      logger,
+      // ODL is not what the agent was told (or has no NetVirt): refuse to go on.
+      onFatal: (err) => {
+        logger.error('odlcoe-agent cannot work with this ODL', { error: errorMessage(err) });
+        process.exit(1);
+      },
+    });
     await agent.start();
   } catch (err) {
     if (err instanceof ConfigError) process.stderr.write(`odlcoe-agent: ${err.message}\n`);

@@ -3,14 +3,25 @@
  * watcher (which writes it) and the agent (which hands out its addresses) cannot disagree.
  */
 import ipaddr from 'ipaddr.js';
+import { readDhcpNetwork } from '../netvirt/dhcp.js';
+import { EntryReader } from '../netvirt/json.js';
+import { networkSubnets, nodeNetworkName } from '../netvirt/node-network.js';
+import { netvirtPaths } from '../netvirt/paths.js';
 import type { DataPath } from '../restconf/path.js';
 import type { RestconfClient } from '../restconf/client.js';
 
 /**
- * The node's pod subnet as ODL holds it: the `k8s-node:k8s-nodes-info/k8s-nodes` entry whose
- * `internal-ip-address` is this node's InternalIP (the entry is keyed by node UID, which the
- * agent does not need to know), its `pod-cidr` leaf.
+ * The node's pod subnet as ODL holds it, on every release: the dhcp_allocation_pool network
+ * `odlcoe-node:<node name>` (its first allocation-pool, IPv4 first). Where ODL has the COE
+ * models (Sodium with COE), a node without a network falls back to the
+ * `k8s-node:k8s-nodes-info/k8s-nodes` entry whose `internal-ip-address` is this node's
+ * InternalIP (the entry is keyed by node UID, which the agent does not need to know), its
+ * `pod-cidr` leaf: a cluster whose watcher has not written networks yet.
  */
+/** The node network (the dhcp_allocation_pool module is the same in every profile). */
+export const nodeNetworkPath = (nodeName: string): DataPath =>
+  netvirtPaths('aluminium').dhcpNetwork(nodeNetworkName(nodeName));
+
 export const K8S_NODES_LIST: DataPath = [
   { module: 'k8s-node', name: 'k8s-nodes-info' },
   { name: 'k8s-nodes' },
@@ -49,9 +60,40 @@ export function findNodeSubnet(
   return matches[0];
 }
 
+/** A node's subnet as read from ODL, and where. */
+export interface FoundNodeSubnet {
+  podCidr: string;
+  /** The pool's gateway, when the network gives one. */
+  gateway?: string;
+  /** `dhcp-network odlcoe-node:<node>` or `k8s-node <uid>`. */
+  from: string;
+}
+
+/** The subnet of a node network entry as ODL returned it; undefined without a usable pool. */
+export function networkSubnet(raw: Record<string, unknown>): FoundNodeSubnet | undefined {
+  const network = readDhcpNetwork(EntryReader.of(raw, 'network[0]'));
+  const [podCidr] = networkSubnets(network);
+  if (podCidr === undefined) return undefined;
+  const pool = network.allocationPools.find((p) => p.subnet.trim() === podCidr) ?? network.allocationPools[0];
+  return {
+    podCidr,
+    ...(pool?.gateway !== undefined ? { gateway: pool.gateway } : {}),
+    from: `dhcp-network ${network.networkId}`,
+  };
+}
+
+/**
+ * This node's subnet: its network, else (`k8sNodes`: only where ODL has that model) its k8s-node
+ * entry. Undefined while neither has one.
+ */
 export async function fetchNodeSubnet(
   client: RestconfClient,
-  nodeIp: string,
-): Promise<NodeSubnetEntry | undefined> {
-  return findNodeSubnet(await client.getEntries(K8S_NODES_LIST), nodeIp);
+  node: { name: string; ip: string },
+  options: { k8sNodes: boolean },
+): Promise<FoundNodeSubnet | undefined> {
+  const [raw] = await client.getEntries(nodeNetworkPath(node.name));
+  const found = raw ? networkSubnet(raw) : undefined;
+  if (found || !options.k8sNodes) return found;
+  const entry = findNodeSubnet(await client.getEntries(K8S_NODES_LIST), node.ip);
+  return entry ? { podCidr: entry.podCidr, from: `k8s-node ${entry.uid}` } : undefined;
 }

@@ -10,13 +10,13 @@ import { silentLogger, type Logger } from '../common/log.js';
 import { KubeClient } from '../k8s/kube-client.js';
 import { RestconfClient } from '../restconf/client.js';
 import { restconfClientOptions } from '../restconf/settings.js';
-import type { CliSettings } from './settings.js';
+import type { CliConfig } from './settings.js';
 
 /** Three attempts, 250 ms then 500 ms apart: a blip is ridden out, an outage reported. */
 export const CLI_RETRY = { maxAttempts: 3, initialMs: 250, maxMs: 2_000 } as const;
 
 export function connectOdl(
-  settings: CliSettings,
+  settings: Pick<CliConfig, 'odl' | 'timeoutMs'>,
   logger: Logger = silentLogger(),
   env: NodeJS.ProcessEnv = process.env,
 ): RestconfClient {
@@ -32,7 +32,7 @@ export function connectOdl(
 }
 
 /** `--kubeconfig`, else the usual search: $KUBECONFIG, ~/.kube/config, in-cluster. */
-export function loadKubeConfig(settings: CliSettings): KubeConfig {
+export function loadKubeConfig(settings: Pick<CliConfig, 'kubeconfig'>): KubeConfig {
   const kc = new KubeConfig();
   try {
     // KUBECONFIG (which the shared settings read) may list several files; client-node merges those.
@@ -51,7 +51,7 @@ export function loadKubeConfig(settings: CliSettings): KubeConfig {
   return kc;
 }
 
-export function connectKube(settings: CliSettings): KubeClient {
+export function connectKube(settings: Pick<CliConfig, 'kubeconfig'>): KubeClient {
   try {
     return new KubeClient(loadKubeConfig(settings));
   } catch (err) {

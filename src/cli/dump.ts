@@ -15,7 +15,9 @@
  */
 import type { ElanInstance, ElanInterface } from '../netvirt/elan.js';
 import type { Interface } from '../netvirt/interfaces.js';
+import type { DhcpNetwork } from '../netvirt/dhcp.js';
 import type { K8sNode } from '../netvirt/k8s-node.js';
+import { networkSubnets, nodeOfNetwork } from '../netvirt/node-network.js';
 import { NETVIRT_KINDS } from '../netvirt/kinds.js';
 import { parseOwnershipMarker, vpnName } from '../netvirt/names.js';
 import { vpnRouteDistinguisher, type OwnerContext } from '../netvirt/ownership.js';
@@ -75,6 +77,12 @@ export interface DumpK8sNode {
   podCidr: string | null;
 }
 
+export interface DumpNodeNetwork {
+  network: string;
+  node: string;
+  subnets: string[];
+}
+
 export interface DumpTree {
   cluster: string;
   profile: string;
@@ -83,7 +91,10 @@ export interface DumpTree {
   elansWithoutVpn: DumpElan[];
   /** Owned interfaces whose elan-interface is missing or names an ELAN that is not ours. */
   interfacesWithoutElan: DumpInterface[];
+  /** k8s-node entries (where ODL has the COE models). */
   k8sNodes: DumpK8sNode[];
+  /** Node networks `odlcoe-node:<node>` (dhcp_allocation_pool): each node's pod subnet. */
+  nodeNetworks: DumpNodeNetwork[];
   /** Entries left out because another owner holds them, per kind (`ietf-interface`, ...). */
   foreign: Record<string, number>;
   unparsed: { kind: string; name: string; error: string }[];
@@ -193,7 +204,15 @@ export function buildDump(
   }
   for (const vpn of vpnNodes.values()) vpn.elans.sort(byName);
 
-  const k8sNodes: DumpK8sNode[] = owned<K8sNode>('k8sNode')
+  const has = (kind: string) => state.table.has(kind);
+  const nodeNetworks: DumpNodeNetwork[] = (has('dhcpNetwork') ? owned<DhcpNetwork>('dhcpNetwork') : [])
+    .map((n) => ({
+      network: n.networkId,
+      node: nodeOfNetwork(n.networkId) ?? '',
+      subnets: networkSubnets(n),
+    }))
+    .sort((a, b) => a.network.localeCompare(b.network));
+  const k8sNodes: DumpK8sNode[] = (has('k8sNode') ? owned<K8sNode>('k8sNode') : [])
     .map((n) => ({
       uid: n.uid,
       hostName: n.hostName ?? null,
@@ -228,6 +247,7 @@ export function buildDump(
     elansWithoutVpn: elansWithoutVpn.sort(byName),
     interfacesWithoutElan: interfacesWithoutElan.sort(byName),
     k8sNodes,
+    nodeNetworks,
     foreign,
     unparsed: unparsed
       .map((u) => ({ kind: table.label(u.kind), name: u.name, error: u.error }))
@@ -266,6 +286,14 @@ export function renderDump(t: DumpTree): string {
     out.push('', 'Interfaces without an ELAN of ours:');
     for (const i of t.interfacesWithoutElan) out.push(indent(renderInterface(i)));
   }
+  out.push('', `node networks: ${t.nodeNetworks.length}`);
+  if (t.nodeNetworks.length > 0)
+    out.push(
+      indentedTable(
+        ['NETWORK', 'NODE', 'SUBNETS'],
+        t.nodeNetworks.map((n) => [n.network, n.node, n.subnets.join(', ') || '-']),
+      ),
+    );
   out.push('', `k8s-nodes: ${t.k8sNodes.length}`);
   if (t.k8sNodes.length > 0)
     out.push(

@@ -5,6 +5,7 @@
  * plan: every key the cluster names, and every key that owns an entry of ours in ODL.
  */
 import type { V1Node } from '@kubernetes/client-node';
+import { networkSubnets, nodeNetworkName } from '../netvirt/node-network.js';
 import { netvirtClusterKeys } from '../netvirt/keys.js';
 import type { OwnerContext } from '../netvirt/ownership.js';
 import { recoverRouteDistinguishers, vpnRouteDistinguisher } from '../netvirt/ownership.js';
@@ -26,28 +27,37 @@ export type SubnetSource = CliSettings['subnetSource'];
 /** What planning needs of the settings (the watcher's, which odlcoectl shares). */
 export type PlanSettings = Pick<
   CliSettings,
-  'clusterName' | 'profile' | 'routeTarget' | 'rdAdministrator' | 'subnetSource'
+  'clusterName' | 'profile' | 'models' | 'routeTarget' | 'rdAdministrator' | 'subnetSource'
 >;
 
 export interface NodeSubnet {
   cidr: string;
-  /** Where it was read: the node's k8s-node entry in ODL, or `spec.podCIDR`. */
+  /** Where it was read: ODL (the node's network, else its k8s-node entry), or `spec.podCIDR`. */
   source: 'odl' | 'node.spec.podCIDR';
+  /** The ODL entry it was read from (`odl`). */
+  record?: { kind: 'dhcpNetwork' | 'k8sNode'; name: string };
 }
 
 /**
  * The subnet pods on `node` are addressed from, as the watcher sees it (node-subnets.ts
- * `subnetFor`): `spec.podCIDR` for the podCIDR source, else the `pod-cidr` of the node's
- * k8s-node entry in ODL (which is also what the node agent reads).
+ * `subnetFor`): `spec.podCIDR` for the podCIDR source, else what ODL holds for the node, as
+ * the node agent reads it: its network `odlcoe-node:<node>`, else (where ODL has the COE
+ * models) the `pod-cidr` of its k8s-node entry.
  */
 export function nodeSubnet(node: V1Node, odl: OdlView, source: SubnetSource): NodeSubnet | undefined {
   if (source === 'podCIDR') {
     const cidr = node.spec?.podCIDR;
     return cidr ? { cidr, source: 'node.spec.podCIDR' } : undefined;
   }
+  const name = node.metadata?.name;
+  if (name && odl.table.has('dhcpNetwork')) {
+    const network = nodeNetworkName(name);
+    const [cidr] = networkSubnets(odl.get('dhcpNetwork', network));
+    if (cidr) return { cidr, source: 'odl', record: { kind: 'dhcpNetwork', name: network } };
+  }
   const uid = node.metadata?.uid;
-  const cidr = uid ? odl.get('k8sNode', uid)?.podCidr?.trim() : undefined;
-  return cidr ? { cidr, source: 'odl' } : undefined;
+  const cidr = uid && odl.table.has('k8sNode') ? odl.get('k8sNode', uid)?.podCidr?.trim() : undefined;
+  return cidr && uid ? { cidr, source: 'odl', record: { kind: 'k8sNode', name: uid } } : undefined;
 }
 
 /** node name → subnet, for the nodes that have one. */
@@ -85,6 +95,7 @@ function clusterObjects(kube: KubeSnapshot, odl: OdlView, settings: PlanSettings
     pods: kube.pods,
     routeDistinguishers: routeDistinguishers(kube, odl, settings),
     nodeSubnets: nodeSubnets(kube, odl, settings.subnetSource),
+    k8sNodeModel: odl.table.has('k8sNode'),
   };
 }
 

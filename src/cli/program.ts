@@ -16,7 +16,16 @@ import { buildDump, renderDump } from './dump.js';
 import { CliError, EXIT, type ExitCode } from './exit-codes.js';
 import { executeGc, gcReport, planGc, renderGc } from './gc.js';
 import { NETVIRT_MODEL, type CliModel } from './model.js';
-import { CLI_SCHEME, CLI_USES, resolveSettings, type CliSettings, type GlobalFlags } from './settings.js';
+import {
+  CLI_SCHEME,
+  CLI_USES,
+  resolveSettings,
+  withModels,
+  type CliConfig,
+  type CliSettings,
+  type GlobalFlags,
+} from './settings.js';
+import { assumedModels, OdlModelsError, readModels } from '../odl/models.js';
 import { keysToPlan, planInputs } from './plan-inputs.js';
 import { odlReader, readOdl, readSnapshot } from './snapshot.js';
 import { renderStatus, runStatus } from './status.js';
@@ -34,18 +43,18 @@ interface Outcome {
 }
 
 /** Writes the report: JSON (stable shape, docs/cli.md) or the human rendering. */
-function emit<T>(io: CliIo, settings: CliSettings, report: T, render: (r: T) => string): void {
+function emit<T>(io: CliIo, settings: CliConfig, report: T, render: (r: T) => string): void {
   io.stdout(settings.output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : `${render(report)}\n`);
 }
 
-async function withOdl<T>(
+async function withClient<T>(
   io: CliIo,
-  settings: CliSettings,
+  config: CliConfig,
   fn: (client: RestconfClient) => Promise<T>,
 ): Promise<T> {
   // RESTCONF retries are logged as warnings; a CLI shows them only when asked to.
   const logger = createLogger('odlcoectl', io.env.ODLCOE_LOG_LEVEL ?? 'error');
-  const client = connectOdl(settings, logger, io.env);
+  const client = connectOdl(config, logger, io.env);
   try {
     return await fn(client);
   } finally {
@@ -53,10 +62,32 @@ async function withOdl<T>(
   }
 }
 
+/** A command that needs ODL: its release and models are read first (a told profile is checked). */
+async function withOdl<T>(
+  io: CliIo,
+  config: CliConfig,
+  fn: (client: RestconfClient, settings: CliSettings) => Promise<T>,
+): Promise<T> {
+  return withClient(io, config, async (client) => {
+    let models;
+    try {
+      models = await readModels(client, config.profile, config.odl.url);
+    } catch (err) {
+      // ODL does not answer: with a told profile, go on with what that release has (every
+      // read says what it could not read); without one, nothing can be planned.
+      if (err instanceof OdlModelsError || config.profile === undefined) throw err;
+      models = assumedModels(config.profile);
+    }
+    return fn(client, withModels(config, models));
+  });
+}
+
 function exitCodeOf(err: unknown): ExitCode {
   if (err instanceof CliError) return err.exitCode;
   if (err instanceof ConfigError || err instanceof NameError) return EXIT.usage;
   if (err instanceof ModelValidationError) return EXIT.usage;
+  // A told profile ODL contradicts, or an ODL without NetVirt: nothing to look at.
+  if (err instanceof OdlModelsError) return EXIT.usage;
   return EXIT.unavailable;
 }
 
@@ -73,7 +104,7 @@ export async function runCli(argv: readonly string[], io: CliIo, options: CliOpt
   let jsonErrors =
     argv.some((a, i) => (a === '-o' || a === '--output') && argv[i + 1] === 'json') ||
     argv.includes('--output=json');
-  const settingsOf = (cmd: Command, extra: Partial<GlobalFlags> = {}): CliSettings => {
+  const settingsOf = (cmd: Command, extra: Partial<GlobalFlags> = {}): CliConfig => {
     const flags = { ...CLI_SCHEME.flagsFrom(cmd), ...extra };
     const settings = resolveSettings(flags, io.env);
     jsonErrors = settings.output === 'json';
@@ -96,8 +127,8 @@ export async function runCli(argv: readonly string[], io: CliIo, options: CliOpt
     .action(async (_opts: unknown, cmd: Command) => {
       const settings = settingsOf(cmd);
       const kube = connectKube(settings);
-      outcome = await withOdl(io, settings, async (client) => {
-        const { report, exitCode } = await runStatus(settings, client, kube);
+      outcome = await withClient(io, settings, async (client) => {
+        const { report, exitCode } = await runStatus(settings, client, kube, model);
         emit(io, settings, report, renderStatus);
         return { exitCode };
       });
@@ -109,8 +140,7 @@ export async function runCli(argv: readonly string[], io: CliIo, options: CliOpt
       'what this cluster owns in ODL, as a tree: VPN → ELAN → interfaces, plus k8s-nodes (reads ODL only)',
     )
     .action(async (_opts: unknown, cmd: Command) => {
-      const settings = settingsOf(cmd);
-      outcome = await withOdl(io, settings, async (client) => {
+      outcome = await withOdl(io, settingsOf(cmd), async (client, settings) => {
         const odl = await readOdl(client, settings, undefined, readerOf(client, settings));
         emit(io, settings, buildDump(odl.state, ownerContextOf(settings), odl.unparsed), renderDump);
         return { exitCode: EXIT.ok };
@@ -130,7 +160,7 @@ export async function runCli(argv: readonly string[], io: CliIo, options: CliOpt
     .option('--bridge <name>', 'the integration bridge', 'br-int')
     .option('--no-ovs', "do not look at OVS (when not on the pod's node)")
     .action(async (podRef: string, opts: { ovsDb?: string; bridge: string; ovs: boolean }, cmd: Command) => {
-      const settings = settingsOf(cmd);
+      const config = settingsOf(cmd);
       const ref = parsePodRef(podRef);
       let dbSocket: string | undefined;
       try {
@@ -138,8 +168,8 @@ export async function runCli(argv: readonly string[], io: CliIo, options: CliOpt
       } catch (err) {
         throw new CliError(`--ovs-db: ${errorMessage(err)}`, EXIT.usage);
       }
-      const kube = connectKube(settings);
-      outcome = await withOdl(io, settings, async (client) => {
+      const kube = connectKube(config);
+      outcome = await withOdl(io, config, async (client, settings) => {
         const { report, exitCode } = await runTrace(ref, settings, client, kube, {
           skip: !opts.ovs,
           bridge: opts.bridge,
@@ -154,9 +184,9 @@ export async function runCli(argv: readonly string[], io: CliIo, options: CliOpt
     .command('subnets')
     .description('per node: internal IP, pod subnet and where it comes from, gateway, pods using it')
     .action(async (_opts: unknown, cmd: Command) => {
-      const settings = settingsOf(cmd);
-      const kube = connectKube(settings);
-      outcome = await withOdl(io, settings, async (client) => {
+      const config = settingsOf(cmd);
+      const kube = connectKube(config);
+      outcome = await withOdl(io, config, async (client, settings) => {
         const { odl, kube: cluster } = await readSnapshot(client, kube, settings, {
           timeoutMs: settings.timeoutMs,
         });
@@ -178,7 +208,7 @@ export async function runCli(argv: readonly string[], io: CliIo, options: CliOpt
     .option('--dry-run', 'only list what would be deleted')
     .option('--yes', 'really delete (the watcher normally does this itself)')
     .action(async (opts: { dryRun?: boolean; yes?: boolean }, cmd: Command) => {
-      const settings = settingsOf(cmd);
+      const config = settingsOf(cmd);
       if (opts.dryRun && opts.yes) throw new CliError('give --dry-run or --yes, not both', EXIT.usage);
       if (!opts.dryRun && !opts.yes) {
         throw new CliError(
@@ -187,9 +217,9 @@ export async function runCli(argv: readonly string[], io: CliIo, options: CliOpt
           EXIT.refused,
         );
       }
-      const kube = connectKube(settings);
-      const owner = ownerContextOf(settings);
-      outcome = await withOdl(io, settings, async (client) => {
+      const kube = connectKube(config);
+      outcome = await withOdl(io, config, async (client, settings) => {
+        const owner = ownerContextOf(settings);
         // ODL first, then Kubernetes (see snapshot.ts); either failing aborts before any decision.
         const reader = readerOf(client, settings);
         const { odl, kube: cluster } = await readSnapshot(

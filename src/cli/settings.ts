@@ -11,6 +11,8 @@ import { z } from 'zod';
 import { number, oneOf, quoted, setting, type Usage } from '../common/settings-scheme.js';
 import { checkWatcherValues, watcherConfigOf } from '../config/watcher-config.js';
 import { WATCHER_SCHEME, WATCHER_SETTINGS } from '../config/watcher-settings.js';
+import type { Profile } from '../netvirt/profile.js';
+import type { OdlModels } from '../odl/models.js';
 
 export type OutputFormat = 'human' | 'json';
 export const OUTPUT_FORMATS: readonly OutputFormat[] = ['human', 'json'];
@@ -84,8 +86,8 @@ export const DEFAULT_LEASE = {
 export type GlobalFlags = Readonly<Record<string, unknown>>;
 
 /**
- * Resolves the settings. Throws ConfigError (exit 2) naming the flag, variable or file key at
- * fault; never contacts anything.
+ * Resolves the settings as told (the profile may be left to detection: withModels). Throws
+ * ConfigError (exit 2) naming the flag, variable or file key at fault; never contacts anything.
  */
 export function resolveSettings(flags: GlobalFlags, env: NodeJS.ProcessEnv = process.env) {
   const values = CLI_SCHEME.load({ flags, env }, checkWatcherValues);
@@ -93,7 +95,7 @@ export function resolveSettings(flags: GlobalFlags, env: NodeJS.ProcessEnv = pro
   const { timeout: _odlTimeout, profile: _profile, ...connection } = odl;
   return {
     clusterName: s.clusterName,
-    profile: s.profile,
+    ...(s.profile !== undefined ? { profile: s.profile } : {}),
     odl: connection,
     routeTarget: s.routeTarget,
     rdAdministrator: s.rdAdministrator,
@@ -106,4 +108,20 @@ export function resolveSettings(flags: GlobalFlags, env: NodeJS.ProcessEnv = pro
   };
 }
 
-export type CliSettings = ReturnType<typeof resolveSettings>;
+/** The settings as told (flags, environment, file): the profile may be left to detection. */
+export type CliConfig = ReturnType<typeof resolveSettings>;
+
+/**
+ * The settings a command runs with: the profile is the one ODL serves (its module list, read
+ * before anything else), checked against a told one.
+ */
+export type CliSettings = Omit<CliConfig, 'profile'> & {
+  profile: Profile;
+  /** What ODL has (read from its module list, or assumed from a told profile when it publishes none). */
+  models: OdlModels;
+};
+
+/** The settings of a command, once ODL's models are known. */
+export function withModels(config: CliConfig, models: OdlModels): CliSettings {
+  return { ...config, profile: models.profile, models };
+}

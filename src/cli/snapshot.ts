@@ -14,19 +14,26 @@ import type { CliSettings } from './settings.js';
 
 export type { OdlSnapshot };
 
-/** odlcoectl's reader: the model's kinds (default: the netvirt backend's), in the settings' profile. */
+/**
+ * odlcoectl's reader: the model's kinds (default: the netvirt backend's) that ODL has a model
+ * for (no k8s-node without the COE models), in the settings' profile.
+ */
 export function odlReader(
   client: RestconfClient,
-  settings: Pick<CliSettings, 'profile'>,
+  settings: Pick<CliSettings, 'profile' | 'models'>,
   model: CliModel = NETVIRT_MODEL,
 ): OdlReader {
-  return new OdlReader(client, settings.profile, model.kinds);
+  return new OdlReader(
+    client,
+    settings.profile,
+    model.kinds.restrictedTo(settings.profile, settings.models.modules),
+  );
 }
 
 /** Every list odlcoe writes, each read whole; throws when any of them cannot be read. */
 export async function readOdl(
   client: RestconfClient,
-  settings: Pick<CliSettings, 'profile'>,
+  settings: Pick<CliSettings, 'profile' | 'models'>,
   signal?: AbortSignal,
   reader: OdlReader = odlReader(client, settings),
 ): Promise<OdlSnapshot> {

@@ -10,11 +10,13 @@ import type { KubeClient } from '../k8s/kube-client.js';
 import type { Decision } from '../netvirt/decision.js';
 import type { KindContext } from '../netvirt/kind.js';
 import { podKey } from '../netvirt/keys.js';
-import { netvirtPaths } from '../netvirt/paths.js';
 import { planNetvirtKey, planPod, type NetvirtPlanInputs } from '../netvirt/plan-netvirt.js';
 import { ownerContextOf } from '../netvirt/translate-settings.js';
 import type { OdlView } from '../odl/entry-store.js';
+import { optionalModels, resolveModels, type OdlModels } from '../odl/models.js';
 import type { RestconfClient } from '../restconf/client.js';
+import type { Dialect } from '../restconf/path.js';
+import type { CliModel } from './model.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import {
   readLeader,
@@ -25,8 +27,8 @@ import {
 } from './kube-reader.js';
 import { keysToPlan, planInputs } from './plan-inputs.js';
 import { cell, indentedTable, plural } from './render.js';
-import type { CliSettings } from './settings.js';
-import { readSnapshot } from './snapshot.js';
+import { withModels, type CliConfig } from './settings.js';
+import { odlReader, readSnapshot } from './snapshot.js';
 
 export interface Reachability {
   /** The URL asked. */
@@ -61,9 +63,21 @@ export interface Collision {
   reason: string;
 }
 
+/** What ODL is: its release profile and the optional models it has, as read from its module list. */
+export interface OdlRelease {
+  profile: string;
+  /** `odl`: read from ODL's module list; `told`: ODL publishes none, the told profile is assumed. */
+  detected: 'odl' | 'told';
+  dialect: Dialect;
+  /** COE (k8s-node, pod, service), ACL service, NAT. */
+  models: { coe: boolean; acl: boolean; nat: boolean };
+}
+
 export interface StatusReport {
   cluster: string;
   odl: Reachability;
+  /** null when ODL's module list could not be read (or contradicts the told profile: see errors). */
+  release: OdlRelease | null;
   kubernetes: Reachability;
   leader: LeaderInfo | { lease: string; error: string };
   /** null when ODL or Kubernetes could not be read completely. */
@@ -184,39 +198,53 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ value?: T; ms: number; 
 }
 
 export async function runStatus(
-  settings: CliSettings,
+  config: CliConfig,
   client: RestconfClient,
   kube: KubeClient,
+  model?: CliModel,
 ): Promise<{ report: StatusReport; exitCode: ExitCode }> {
-  const owner = ownerContextOf(settings);
-  const opts = { timeoutMs: settings.timeoutMs };
-  const probePath = netvirtPaths(settings.profile).k8sNodesInfo();
+  const opts = { timeoutMs: config.timeoutMs };
+  // ODL's module list: whether ODL answers, and what it is (release profile and models).
   const [odlProbe, kubeProbe] = await Promise.all([
-    timed(() => client.get(probePath)),
-    timed(() => kube.request<{ gitVersion?: string }>('GET', '/version', { timeoutMs: settings.timeoutMs })),
+    timed(() => client.getModules()),
+    timed(() => kube.request<{ gitVersion?: string }>('GET', '/version', { timeoutMs: config.timeoutMs })),
   ]);
   const report: StatusReport = {
-    cluster: settings.clusterName,
+    cluster: config.clusterName,
     odl: {
-      endpoint: client.dataUrl(probePath, 'config', 'GET'),
+      endpoint: client.modulesUrl(),
       reachable: odlProbe.error === undefined,
       latencyMs: odlProbe.ms,
     },
+    release: null,
     kubernetes: {
       endpoint: kube.serverUrl,
       reachable: kubeProbe.error === undefined,
       latencyMs: kubeProbe.ms,
     },
-    leader: { lease: `${settings.lease.namespace}/${settings.lease.name}`, error: 'not read' },
+    leader: { lease: `${config.lease.namespace}/${config.lease.name}`, error: 'not read' },
     pods: null,
     collisions: [],
     unparsed: [],
     events: null,
     errors: [],
   };
+  let models: OdlModels | undefined;
   if (odlProbe.error !== undefined) {
     report.odl.error = odlProbe.error;
     report.errors.push(`ODL: ${odlProbe.error}`);
+  } else {
+    try {
+      models = resolveModels(odlProbe.value, config.profile, config.odl.url);
+      report.release = {
+        profile: models.profile,
+        detected: models.source,
+        dialect: config.odl.dialect,
+        models: { coe: models.coe, acl: models.acl, nat: models.nat },
+      };
+    } catch (err) {
+      report.errors.push(`ODL release: ${errorMessage(err)}`);
+    }
   }
   if (kubeProbe.error !== undefined) {
     report.kubernetes.error = kubeProbe.error;
@@ -227,7 +255,7 @@ export async function runStatus(
 
   if (report.kubernetes.reachable) {
     const [leader, events] = await Promise.all([
-      timed(() => readLeader(kube, settings.lease, opts)),
+      timed(() => readLeader(kube, config.lease, opts)),
       timed(() => readWatcherEvents(kube, opts)),
     ]);
     if (leader.value) report.leader = leader.value;
@@ -239,9 +267,17 @@ export async function runStatus(
     else report.errors.push(`Events: ${events.error ?? ''}`);
   }
 
-  if (report.odl.reachable && report.kubernetes.reachable) {
+  if (models && report.kubernetes.reachable) {
+    const settings = withModels(config, models);
+    const owner = ownerContextOf(settings);
     try {
-      const { odl, kube: cluster } = await readSnapshot(client, kube, settings, opts);
+      const { odl, kube: cluster } = await readSnapshot(
+        client,
+        kube,
+        settings,
+        opts,
+        odlReader(client, settings, model),
+      );
       const inputs = planInputs(cluster, odl.state, settings);
       const ctx = odl.state.context(owner);
       report.pods = podProgramming(cluster, odl.state, inputs, ctx);
@@ -271,7 +307,12 @@ export function renderStatus(r: StatusReport): string {
     x.reachable
       ? `${what}: reachable (${x.latencyMs ?? '?'} ms)${x.version ? `, ${x.version}` : ''}  ${x.endpoint}`
       : `${what}: UNREACHABLE  ${x.endpoint}: ${x.error ?? ''}`;
-  out.push(reach('ODL', r.odl), reach('Kubernetes', r.kubernetes));
+  out.push(reach('ODL', r.odl));
+  if (r.release)
+    out.push(
+      `ODL release: ${r.release.profile} profile (${r.release.detected === 'odl' ? 'read from its module list' : 'as told: ODL publishes no module list'}), ${r.release.dialect} dialect, optional models: ${optionalModels(r.release.models)}`,
+    );
+  out.push(reach('Kubernetes', r.kubernetes));
   if ('error' in r.leader) out.push(`Leader: unknown (Lease ${r.leader.lease}: ${r.leader.error})`);
   else if (!r.leader.exists)
     out.push(`Leader: none (Lease ${r.leader.lease} does not exist: is the watcher running?)`);

@@ -18,7 +18,7 @@ describe('watcher configuration', () => {
     assert.throws(() => parseDuration('5 minutes'), /not a duration/);
   });
 
-  it('has defaults for everything but the cluster, ODL URL and profile', () => {
+  it('has defaults for everything but the cluster and ODL URL (the profile is read from ODL unless told)', () => {
     const c = load(base);
     assert.equal(c.settings.gracePeriodMs, 300_000);
     assert.equal(c.settings.resyncPeriodMs, 600_000);
@@ -37,13 +37,15 @@ describe('watcher configuration', () => {
     assert.equal(c.settings.backend, 'netvirt');
     assert.equal(c.settings.retryRatePerSecond, 50);
     assert.equal(c.settings.retryBurst, 500);
+    assert.equal(c.settings.profile, 'sodium');
+    assert.equal(load({ odlUrl: 'http://odl:8181', clusterName: 'prod' }).settings.profile, undefined);
     assert.throws(
       () => load({}),
       (err: Error) => {
         assert.ok(err instanceof ConfigError);
         assert.match(err.message, /--cluster-name/);
         assert.match(err.message, /--odl-url/);
-        assert.match(err.message, /--profile/);
+        assert.doesNotMatch(err.message, /--profile/);
         return true;
       },
     );

@@ -19,7 +19,7 @@ import {
   type Setting,
   type ValuesOf,
 } from '../common/settings-scheme.js';
-import { PROFILES } from '../netvirt/profile.js';
+import { profileSetting, type Profile } from '../netvirt/profile.js';
 import { odlConnectionSettings } from '../restconf/settings.js';
 
 /**
@@ -62,12 +62,7 @@ export const WATCHER_SETTINGS = {
   }),
   odl: {
     ...odlConnectionSettings(),
-    profile: setting(oneOf(PROFILES), {
-      flag: '--profile <profile>',
-      env: 'ODLCOE_PROFILE',
-      required: true,
-      doc: 'NetVirt model release: `sodium` or `aluminium` ([compatibility.md](compatibility.md))',
-    }),
+    profile: profileSetting(),
   },
   vpn: {
     routeTarget: setting(text(), {
@@ -103,7 +98,7 @@ export const WATCHER_SETTINGS = {
     odlPollInterval: setting(duration(), {
       env: 'ODLCOE_SUBNET_POLL_INTERVAL',
       default: '10s',
-      doc: '`odl` source: how often a node without a `pod-cidr` is looked up again',
+      doc: '`odl` source: how often a node without a subnet in ODL (its network, or its k8s-node `pod-cidr`) is looked up again',
     }),
   },
   services: {
@@ -261,7 +256,11 @@ export function watcherSettingsOf(v: WatcherValues) {
   };
 }
 
-export type WatcherSettings = ReturnType<typeof watcherSettingsOf>;
+/** The settings as told: the profile may be left to detection (ODL's module list, read at start-up). */
+export type WatcherSettingsInput = ReturnType<typeof watcherSettingsOf>;
+
+/** What the watcher runs on: the profile is the one ODL serves (told and confirmed, or detected). */
+export type WatcherSettings = Omit<WatcherSettingsInput, 'profile'> & { profile: Profile };
 
 /** The settings of a watcher configured with nothing but what is required (tests, benchmarks). */
 export const DEFAULT_SETTINGS: Omit<WatcherSettings, 'clusterName' | 'profile'> = (() => {
@@ -275,7 +274,6 @@ export const DEFAULT_SETTINGS: Omit<WatcherSettings, 'clusterName' | 'profile'> 
       given: new Map<Setting, unknown>([
         [WATCHER_SETTINGS.clusterName, 'defaults'],
         [WATCHER_SETTINGS.odl.url, 'http://odl'],
-        [WATCHER_SETTINGS.odl.profile, 'sodium'],
       ]),
     }),
   );

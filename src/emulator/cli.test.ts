@@ -116,8 +116,24 @@ describe('odlcoe-emulator CLI', () => {
     assert.equal(await emu.exited, 0);
   });
 
+  it('starts a Sodium without the COE feature (--features none)', async () => {
+    const emu = await startCli(['--port', '0', '--profile', 'sodium', '--features', 'none']);
+    children.push(emu.child);
+    const reply = await curl('-u', 'admin:admin', `${emu.url}/restconf/config/k8s-node:k8s-nodes-info`);
+    assert.equal(reply.status, 400);
+    assert.match(reply.body, /The module named 'k8s-node' does not exist\./);
+    const modules = await curl('-u', 'admin:admin', `${emu.url}/restconf/modules`);
+    assert.equal(modules.status, 200);
+    assert.match(modules.body, /"name":"l3vpn"/);
+    assert.doesNotMatch(modules.body, /k8s-node/);
+    emu.child.kill('SIGINT');
+    assert.equal(await emu.exited, 0);
+  });
+
   for (const [args, pattern] of [
     [['--port', 'eighty'], /port/],
+    [['--features', 'bogus'], /unknown feature "bogus"/],
+    [['--profile', 'aluminium', '--features', 'coe'], /no aluminium release ships the COE models/],
     [['--profile', 'neon'], /profile/],
     [['--error-rate', '1.5'], /error-rate/],
     [['--error-status', '404'], /error-status/],

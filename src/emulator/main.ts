@@ -9,6 +9,12 @@ import { readSecretFile } from '../common/config-file.js';
 import { createLogger, errorMessage } from '../common/log.js';
 import { onStopSignals } from '../common/stop-signals.js';
 import { PROFILES, type Profile } from '../netvirt/profile.js';
+import {
+  defaultFeatures,
+  EMULATOR_FEATURES,
+  featureProblem,
+  type EmulatorFeature,
+} from './netvirt-schema.js';
 import { startEmulator, type EmulatorOptions, type FaultSettings } from './server.js';
 
 function integerIn(min: number, max: number) {
@@ -26,6 +32,21 @@ function rate(value: string): number {
   return n;
 }
 
+/** `--features coe` / `--features none`: a comma-separated list of optional features. */
+function features(value: string): EmulatorFeature[] {
+  const text = value.trim();
+  if (text === '' || text === 'none') return [];
+  const out: EmulatorFeature[] = [];
+  for (const part of text.split(',').map((p) => p.trim())) {
+    if (!(EMULATOR_FEATURES as readonly string[]).includes(part))
+      throw new InvalidArgumentError(
+        `unknown feature "${part}": known are ${EMULATOR_FEATURES.join(', ')} (or none)`,
+      );
+    if (!out.includes(part as EmulatorFeature)) out.push(part as EmulatorFeature);
+  }
+  return out;
+}
+
 function errorStatus(value: string): 500 | 503 {
   if (value !== '500' && value !== '503') throw new InvalidArgumentError('must be 500 or 503');
   return Number(value) as 500 | 503;
@@ -35,6 +56,7 @@ interface Flags {
   port: number;
   host: string;
   profile: Profile;
+  features?: EmulatorFeature[];
   user?: string;
   password?: string;
   passwordFile?: string;
@@ -56,6 +78,11 @@ function parseFlags(argv: readonly string[]): Flags {
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .addOption(
       new Option('--profile <profile>', 'NetVirt model release').choices([...PROFILES]).default('sodium'),
+    )
+    .option(
+      '--features <list>',
+      'optional features installed, comma-separated, or none: coe (the COE models k8s-node, pod, service; Sodium only). Default: coe on sodium, none on aluminium',
+      features,
     )
     .option('--user <name>', 'basic-auth user (default admin)')
     .option('--password <password>', 'basic-auth password (default admin); prefer --password-file')
@@ -80,6 +107,10 @@ function parseFlags(argv: readonly string[]): Flags {
     throw new Error('give --password or --password-file, not both');
   if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined))
     throw new Error('--tls-cert and --tls-key go together');
+  for (const feature of flags.features ?? []) {
+    const problem = featureProblem(flags.profile, feature);
+    if (problem) throw new Error(`--features ${feature}: ${problem}`);
+  }
   return flags;
 }
 
@@ -104,6 +135,7 @@ async function main(): Promise<void> {
     host: flags.host,
     port: flags.port,
     profile: flags.profile,
+    features: flags.features ?? defaultFeatures(flags.profile),
     fillParentInterface: flags.fillParentInterface ?? false,
     faults,
     logger,
@@ -130,7 +162,11 @@ async function main(): Promise<void> {
   }
   // The start-up line is a contract (benchmarks and tests wait for it), so it is written
   // whatever ODLCOE_LOG_LEVEL says.
-  createLogger('emulator', 'info').info('emulator listening', { url: emulator.url, profile: flags.profile });
+  createLogger('emulator', 'info').info('emulator listening', {
+    url: emulator.url,
+    profile: flags.profile,
+    features: options.features ?? [],
+  });
 
   onStopSignals(logger, () => emulator.close(), { message: 'emulator stopping' });
 }

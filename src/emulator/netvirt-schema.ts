@@ -445,47 +445,148 @@ const k8sNodesInfo = container('k8s-node:k8s-nodes-info', [
   ),
 ]);
 
+/**
+ * ietf-yang-library (RFC 7895) `modules-state`, operational only: ODL's RFC 8040 northbound
+ * writes it whenever the schema context changes (netconf `SchemaContextHandler`,
+ * `RestconfMappingNodeUtil.mapModulesByIetfYangLibraryYang`); the emulator fills it at start.
+ */
+const modulesState = container(
+  'ietf-yang-library:modules-state',
+  [
+    leaf('module-set-id', str),
+    list(
+      'module',
+      ['name', 'revision'],
+      [
+        leaf('name', str),
+        leaf('revision', str),
+        leaf('schema', str),
+        leaf('namespace', str),
+        leafList('feature', str),
+        leaf('conformance-type', enumeration('implement', 'import')),
+      ],
+    ),
+  ],
+  'ro',
+);
+
+/** Optional features an emulator can be started with (what a Karaf feature adds to ODL). */
+export type EmulatorFeature = 'coe';
+export const EMULATOR_FEATURES: readonly EmulatorFeature[] = ['coe'];
+
+/**
+ * What a release has installed unless told otherwise: Sodium with `odl-netvirt-coe` (the COE
+ * models), Aluminium without (no release after Sodium shipped them).
+ */
+export function defaultFeatures(profile: Profile): EmulatorFeature[] {
+  return profile === 'sodium' ? ['coe'] : [];
+}
+
+/** Why a feature cannot be installed on a release (undefined: it can). */
+export function featureProblem(profile: Profile, feature: EmulatorFeature): string | undefined {
+  if (feature === 'coe' && profile !== 'sodium')
+    return `no ${profile} release ships the COE models (k8s-node, pod, service, k8s-cluster): COE left the distribution before Magnesium`;
+  return undefined;
+}
+
+/** Name, revision and namespace of each module the emulator serves, as ODL lists them. */
+export interface ModuleInfo {
+  name: string;
+  revision: string;
+  namespace: string;
+}
+
+const MODULE_INFO: Record<string, Omit<ModuleInfo, 'name'>> = {
+  'ietf-yang-library': { revision: '2016-06-21', namespace: 'urn:ietf:params:xml:ns:yang:ietf-yang-library' },
+  'ietf-interfaces': { revision: '2014-05-08', namespace: 'urn:ietf:params:xml:ns:yang:ietf-interfaces' },
+  'iana-if-type': { revision: '2017-01-19', namespace: 'urn:ietf:params:xml:ns:yang:iana-if-type' },
+  'odl-interface': { revision: '2016-04-06', namespace: 'urn:opendaylight:genius:interfacemanager' },
+  elan: { revision: '2015-06-02', namespace: 'urn:opendaylight:netvirt:elan' },
+  dhcp_allocation_pool: {
+    revision: '2016-12-14',
+    namespace: 'urn:opendaylight:netvirt:dhcp_allocation_pool',
+  },
+  'odl-nat': { revision: '2016-01-11', namespace: 'urn:opendaylight:netvirt:natservice' },
+  l3vpn: { revision: '2014-08-15', namespace: 'urn:huawei:params:xml:ns:yang:l3vpn' },
+  'odl-l3vpn': { revision: '2013-09-11', namespace: 'urn:opendaylight:netvirt:l3vpn' },
+  'l3vpn-instances-interfaces': {
+    revision: '2020-02-04',
+    namespace: 'urn:opendaylight:netvirt:neutronvpn:l3vpn',
+  },
+  pod: { revision: '2017-06-11', namespace: 'urn:opendaylight:coe:northbound:pod' },
+  service: { revision: '2017-06-11', namespace: 'urn:opendaylight:coe:northbound:service' },
+  'k8s-node': { revision: '2017-08-29', namespace: 'urn:opendaylight:coe:northbound:k8s-node' },
+  'k8s-cluster': { revision: '2018-11-27', namespace: 'urn:opendaylight:coe:northbound:k8s-cluster' },
+};
+
+/** The modules of a schema, as ODL's module listings name them (sorted by name). */
+export function moduleList(schema: SchemaRoot): ModuleInfo[] {
+  return [...schema.modules].sort().map((name) => {
+    const info = MODULE_INFO[name];
+    if (!info) throw new Error(`no revision and namespace known for module ${name}`);
+    return { name, ...info };
+  });
+}
+
+const k8sClustersInfo = container('k8s-cluster:k8s-clusters-info', [
+  list('k8s-clusters', ['cluster-id'], [leaf('cluster-id', uuid)]),
+]);
+
 const COMMON_MODULES = [
+  'ietf-yang-library',
   'ietf-interfaces',
   'iana-if-type',
   'odl-interface',
   'elan',
   'dhcp_allocation_pool',
   'odl-nat',
-  'pod',
-  'service',
-  'k8s-node',
 ];
 
 const COMMON_TOP_LEVEL = [
+  modulesState,
   interfaces,
   interfacesState,
   elanInstances,
   elanInterfaces,
   dhcpAllocationPool,
   floatingIpInfo,
-  coe,
-  serviceInformation,
-  endpointsInfo,
-  k8sNodesInfo,
 ];
 
-/** The schema a given NetVirt release loads: the other release's VPN modules do not exist. */
-export function netvirtSchema(profile: Profile): SchemaRoot {
+/** The COE northbound models (Sodium's odl-netvirt-coe pulls in coe's odl-coe-api). */
+const COE_MODULES = ['pod', 'service', 'k8s-node', 'k8s-cluster'];
+const COE_TOP_LEVEL = [coe, serviceInformation, endpointsInfo, k8sNodesInfo, k8sClustersInfo];
+
+/**
+ * The schema a given NetVirt release loads with the given features: the other release's VPN
+ * modules do not exist, and neither do the COE modules without the `coe` feature (an URL into
+ * a module that does not exist answers 400 unknown-element, as ODL does).
+ */
+export function netvirtSchema(
+  profile: Profile,
+  features: readonly EmulatorFeature[] = defaultFeatures(profile),
+): SchemaRoot {
+  for (const feature of features) {
+    const problem = featureProblem(profile, feature);
+    if (problem) throw new Error(problem);
+  }
+  const coeModules = features.includes('coe') ? COE_MODULES : [];
+  const coeTop = features.includes('coe') ? COE_TOP_LEVEL : [];
   if (profile === 'sodium') {
     return link(
-      [...COMMON_MODULES, 'l3vpn', 'odl-l3vpn'],
+      [...COMMON_MODULES, ...coeModules, 'l3vpn', 'odl-l3vpn'],
       [
         ...COMMON_TOP_LEVEL,
+        ...coeTop,
         sodiumVpnInstances,
         vpnInterfaces('l3vpn:vpn-interfaces', 'odl-l3vpn:adjacency', false),
       ],
     );
   }
   return link(
-    [...COMMON_MODULES, 'l3vpn-instances-interfaces'],
+    [...COMMON_MODULES, ...coeModules, 'l3vpn-instances-interfaces'],
     [
       ...COMMON_TOP_LEVEL,
+      ...coeTop,
       aluminiumVpnInstances,
       vpnInterfaces('l3vpn-instances-interfaces:vpn-interfaces', 'adjacency', true),
     ],

@@ -239,6 +239,9 @@ const VALID_COMMON: Case[] = [
     }),
   ],
   ['floating-ip router-ports', NAT, nat()],
+];
+/** The COE models: Sodium with odl-netvirt-coe only (no later release has them). */
+const VALID_COE: Case[] = [
   ['coe pod', POD, pod()],
   ['coe service with keyless service-ports (duplicates allowed)', SERVICE, service()],
   ['coe endpoints', ENDPOINTS, endpoints()],
@@ -252,6 +255,7 @@ const VALID_COMMON: Case[] = [
 const VALID: Record<Profile, Case[]> = {
   sodium: [
     ...VALID_COMMON,
+    ...VALID_COE,
     ['l3vpn vpn-instance', VPN_S, vpnS()],
     [
       'l3vpn vpn-instance with ipv6-family and description',
@@ -360,6 +364,8 @@ const INVALID_COMMON: BadCase[] = [
     400,
     'unknown-element',
   ],
+];
+const INVALID_COE: BadCase[] = [
   [
     'pod uid key not a uuid',
     '/restconf/config/pod:coe/pods/not-a-uuid',
@@ -390,6 +396,8 @@ const INVALID_COMMON: BadCase[] = [
     'invalid-value',
   ],
   ['string leaf given a boolean', NODE, node({ 'host-name': true }), 400, 'invalid-value'],
+];
+const INVALID_MORE: BadCase[] = [
   [
     'body key differs from the URL key',
     IFACE,
@@ -408,6 +416,8 @@ const INVALID_COMMON: BadCase[] = [
 const INVALID: Record<Profile, BadCase[]> = {
   sodium: [
     ...INVALID_COMMON,
+    ...INVALID_MORE,
+    ...INVALID_COE,
     [
       'vpnTarget without vrfRTType',
       VPN_S,
@@ -463,6 +473,15 @@ const INVALID: Record<Profile, BadCase[]> = {
   ],
   aluminium: [
     ...INVALID_COMMON,
+    ...INVALID_MORE,
+    // No release after Sodium has the COE models.
+    ...VALID_COE.map(([name, path, body]): BadCase => [
+      `COE model: ${name}`,
+      path,
+      body,
+      400,
+      'unknown-element',
+    ]),
     [
       'Sodium adjacency augment member',
       VPNIF_A,

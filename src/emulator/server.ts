@@ -22,7 +22,15 @@ import {
   type FaultStatus,
   type OutageMode,
 } from './faults.js';
-import { netvirtSchema } from './netvirt-schema.js';
+import { biermanModulesBody, modulesStateInstance } from './module-list.js';
+import {
+  defaultFeatures,
+  EMULATOR_FEATURES,
+  featureProblem,
+  moduleList,
+  netvirtSchema,
+  type EmulatorFeature,
+} from './netvirt-schema.js';
 import { OdlWriteBacks } from './odl-writebacks.js';
 import { RecordFile } from './record-file.js';
 import { RestconfHandler } from './restconf-handler.js';
@@ -37,6 +45,11 @@ export interface EmulatorOptions {
   /** Default 8181; 0 picks a free port. */
   port?: number;
   profile: Profile;
+  /**
+   * Optional features installed (default: the release's usual set, `defaultFeatures`): `coe`
+   * serves the COE models (k8s-node, pod, service), which only Sodium had.
+   */
+  features?: readonly EmulatorFeature[];
   /** Basic auth, default admin/admin. */
   user?: string;
   password?: string;
@@ -62,8 +75,15 @@ export interface FaultController {
 }
 
 export interface EmulatorCounters {
-  /** Data requests by `"<METHOD> <status>"`, e.g. `"PUT 201"`. */
+  /** Data requests (and module-list reads) by `"<METHOD> <status>"`, e.g. `"PUT 201"`. */
   requests: Record<string, number>;
+  /**
+   * Data requests by the module of the URL's first node (`k8s-node`, `elan`, …), whether the
+   * module exists or not: what a client asked of each model.
+   */
+  modules: Record<string, number>;
+  /** Data writes (PUT, PATCH, POST, DELETE), accepted or not, by the module of the URL's first node. */
+  writes: Record<string, number>;
   /** TCP connections accepted (to check that clients keep connections alive). */
   connections: number;
 }
@@ -115,7 +135,28 @@ function checkOptions(options: EmulatorOptions): void {
   if (options.password !== undefined && options.password === '')
     throw new Error('password must not be empty');
   if (options.faults) checkFaultSettings(options.faults);
+  for (const feature of options.features ?? []) {
+    if (!EMULATOR_FEATURES.includes(feature))
+      throw new Error(`feature must be one of ${EMULATOR_FEATURES.join(', ')}, not ${String(feature)}`);
+    const problem = featureProblem(options.profile, feature);
+    if (problem) throw new Error(`feature ${feature}: ${problem}`);
+  }
 }
+
+/** The module of a data path's first node (`/rests/data/k8s-node:k8s-nodes-info` → `k8s-node`). */
+function topModule(rest: string): string | undefined {
+  const first = rest.replace(/^\/+/, '').split('/')[0] ?? '';
+  let head = first.split('=')[0] ?? '';
+  try {
+    head = decodeURIComponent(head);
+  } catch {
+    // Counted as written.
+  }
+  const colon = head.indexOf(':');
+  return colon > 0 ? head.slice(0, colon) : undefined;
+}
+
+const MODULES_PATH = '/restconf/modules';
 
 function readPem(path: string, what: string): Buffer {
   try {
@@ -159,9 +200,12 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   const host = options.host ?? '127.0.0.1';
   const user = options.user ?? 'admin';
   const password = options.password ?? 'admin';
-  const schema = netvirtSchema(options.profile);
+  const schema = netvirtSchema(options.profile, options.features ?? defaultFeatures(options.profile));
   const config = new Datastore();
   const operational = new Datastore();
+  const modules = moduleList(schema);
+  const modulesState = schema.children.byQName.get('ietf-yang-library:modules-state');
+  if (modulesState) operational.put([{ node: modulesState }], modulesStateInstance(modules));
 
   const recordFile = options.recordFile ? await RecordFile.open(options.recordFile, logger) : undefined;
   let stateFile: StateFile | undefined;
@@ -185,6 +229,8 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   const faultState = new FaultState(options.faults ?? {});
 
   const requestCounts = new Map<string, number>();
+  const moduleCounts = new Map<string, number>();
+  const writeCounts = new Map<string, number>();
   let connections = 0;
   const sockets = new Set<Socket>();
   const count = (method: string, status: number): void => {
@@ -211,6 +257,15 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     send(res, err.status, err.body(), { 'Content-Type': type });
   }
 
+  /** The configured faults for one request: a delay, then maybe an error answered (its status returned). */
+  async function injectFault(res: ServerResponse, type: string): Promise<number | undefined> {
+    const decision = faultState.decide();
+    if (decision.delayMs > 0) await sleep(decision.delayMs);
+    if (!decision.error) return undefined;
+    sendError(res, decision.error, type);
+    return decision.error.status;
+  }
+
   async function serveData(
     req: IncomingMessage,
     res: ServerResponse,
@@ -231,12 +286,8 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
       sendError(res, err, 'application/json');
       return err.status;
     }
-    const decision = faultState.decide();
-    if (decision.delayMs > 0) await sleep(decision.delayMs);
-    if (decision.error) {
-      sendError(res, decision.error, type);
-      return decision.error.status;
-    }
+    const faulted = await injectFault(res, type);
+    if (faulted !== undefined) return faulted;
     try {
       const result = handler.handle({
         method,
@@ -358,6 +409,10 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
       return;
     }
     if (pathname.startsWith(CONTROL_PREFIX)) return serveControl(req, res, pathname);
+    if (pathname === MODULES_PATH || pathname === `${MODULES_PATH}/`) {
+      count(method, await serveModules(req, res));
+      return;
+    }
     if (!root) {
       req.resume();
       const err = new RestconfError('protocol', 'unknown-element', `No resource at ${pathname}`, {
@@ -365,7 +420,32 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
       });
       return send(res, 404, err.body(), { 'Content-Type': 'application/json' });
     }
+    const module = topModule(root.rest);
+    if (module !== undefined) {
+      moduleCounts.set(module, (moduleCounts.get(module) ?? 0) + 1);
+      if (method !== 'GET') writeCounts.set(module, (writeCounts.get(module) ?? 0) + 1);
+    }
     count(method, await serveData(req, res, pathname, query, root.dialect));
+  }
+
+  /** bierman02 `GET /restconf/modules`: the modules the controller has loaded. */
+  async function serveModules(req: IncomingMessage, res: ServerResponse): Promise<number> {
+    await readBody(req);
+    const type = negotiate(req.headers.accept, 'bierman02') ?? 'application/json';
+    const faulted = await injectFault(res, type);
+    if (faulted !== undefined) return faulted;
+    if (req.method !== 'GET') {
+      const err = new RestconfError(
+        'protocol',
+        'operation-not-supported',
+        `Method not allowed: ${req.method ?? '?'} on ${MODULES_PATH}`,
+        { status: 405 },
+      );
+      sendError(res, err, type);
+      return err.status;
+    }
+    send(res, 200, biermanModulesBody(modules), { 'Content-Type': type });
+    return 200;
   }
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
@@ -474,7 +554,12 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   };
 
   function counters(): EmulatorCounters {
-    return { requests: Object.fromEntries(requestCounts), connections };
+    return {
+      requests: Object.fromEntries(requestCounts),
+      modules: Object.fromEntries(moduleCounts),
+      writes: Object.fromEntries(writeCounts),
+      connections,
+    };
   }
 
   const scheme = options.tls ? 'https' : 'http';

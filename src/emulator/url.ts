@@ -114,7 +114,13 @@ function parseBierman(schema: SchemaRoot, rest: string): Step[] {
       throw invalidValue(`First node in URI has to be in format "moduleName:nodeName"`);
     }
     if (module) {
-      if (!schema.modules.has(module)) throw unknownElement(`"${module}" module does not exist.`);
+      if (!schema.modules.has(module))
+        // ControllerContext.toIdentifier checks the first node's module, collectPathArguments the others.
+        throw unknownElement(
+          steps.length === 0
+            ? `The module named '${module}' does not exist.`
+            : `"${module}" module does not exist.`,
+        );
       node = children.byQName.get(`${module}:${name}`);
       if (!node) {
         throw invalidValue(

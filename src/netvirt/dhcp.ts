@@ -1,7 +1,8 @@
 /**
  * `dhcp_allocation_pool:dhcp_allocation_pool/network`: address pools for ODL's DHCP service,
- * keyed by the **ELAN instance name** (dhcpservice looks a port's pool up through its
- * elan-interface). The feature is off unless enabled in ODL's startup config.
+ * which looks a port's pool up by the **ELAN instance name** (through its elan-interface). The
+ * feature is off unless enabled in ODL's startup config. odlcoe keeps each node's pod subnet
+ * here under a name that is never an ELAN name (node-network.ts).
  */
 import { assign, parseList, withPreserved, type EntryReader, type JsonObject } from './json.js';
 import { netvirtPaths } from './paths.js';
@@ -19,7 +20,7 @@ export interface AllocationPool {
 }
 
 export interface DhcpNetwork {
-  /** = the ELAN instance name. */
+  /** The ELAN instance name for ODL's DHCP; `odlcoe-node:<node>` for a node's pod subnet. */
   networkId: string;
   allocationPools: AllocationPool[];
   /** `allocations` (unused by Sodium's dhcpservice) and anything else, verbatim. */

@@ -20,12 +20,13 @@
  */
 import { isIP } from 'node:net';
 import type { V1Node, V1Service } from '@kubernetes/client-node';
-import ipaddr from 'ipaddr.js';
 import type { ElanInstance, ElanInterface } from './elan.js';
 import { ModelValidationError } from './errors.js';
 import { IF_TYPE_L2VLAN, type Interface } from './interfaces.js';
 import { nodeInternalIp } from './kube.js';
 import {
+  addressFromBigInt,
+  addressToBigInt,
   canonicalIp,
   cidrContains,
   clusterUuid,
@@ -57,13 +58,7 @@ export function gatewayAddress(podCidr: string): string {
       'node subnet',
       `${JSON.stringify(podCidr)} is too small to reserve a gateway address (the second address) and keep addresses for pods: at most /${family === 4 ? 29 : 125}`,
     );
-  const bytes = ipaddr.parse(network).toByteArray();
-  for (let step = 0; step < 2; step += 1)
-    for (let i = bytes.length - 1; i >= 0; i -= 1) {
-      bytes[i] = ((bytes[i] ?? 0) + 1) & 0xff;
-      if (bytes[i] !== 0) break;
-    }
-  return canonicalIp(ipaddr.fromByteArray(bytes).toString());
+  return addressFromBigInt(addressToBigInt(network) + 2n, family);
 }
 
 const hostPrefix = (ip: string) => `${canonicalIp(ip)}/${isIP(ip) === 6 ? 128 : 32}`;

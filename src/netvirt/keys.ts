@@ -11,7 +11,8 @@
  * | `pod/<ns>/<pod>`      | ietf-interface, elan-interface, vpn-interface `<ns>:<pod>`     |
  * | `elan/<ip>:<ns>`      | elan-instance of namespace `<ns>` on the node with InternalIP `<ip>` (node × namespace) |
  * | `vpn/<vpn name>`      | vpn-instance of a namespace (`vpnName(ns)`)                   |
- * | `node/<uid>`          | k8s-node entry of a node                                      |
+ * | `node/<uid>`          | k8s-node entry of a node (where ODL has the COE models)       |
+ * | `node-network/<node>` | dhcp_allocation_pool network `odlcoe-node:<node>` (node subnet) |
  * | `gateway/<node name>` | a node's gateway: ietf-, elan-, vpn-interface and ELAN `odlcoe-gw.<node>`, with its Service routes |
  * | `gateway-vpn`         | the cluster's gateway VPN `odlcoe.gateways`                   |
  * | `service/<ns>/<name>` | nothing: reports about a Service (a ClusterIP outside the service range) |
@@ -26,12 +27,14 @@ export type NetvirtKey =
   | { kind: 'elan'; elanName: string; nodeIp: string; namespace: string }
   | { kind: 'vpn'; vpnName: string }
   | { kind: 'node'; uid: string }
+  | { kind: 'node-network'; nodeName: string }
   | { kind: 'gateway'; nodeName: string }
   | { kind: 'gateway-vpn' }
   | { kind: 'service'; namespace: string; name: string };
 
 export const podKey = (namespace: string, name: string): string => `pod/${namespace}/${name}`;
 export const nodeKey = (uid: string): string => `node/${uid}`;
+export const nodeNetworkKey = (nodeName: string): string => `node-network/${nodeName}`;
 export const elanKey = (elanName: string): string => `elan/${elanName}`;
 export const vpnKey = (name: string): string => `vpn/${name}`;
 export const gatewayKey = (nodeName: string): string => `gateway/${nodeName}`;
@@ -77,6 +80,7 @@ export function parseNetvirtKey(key: string): NetvirtKey {
         return { kind, vpnName: rest };
       case 'node':
         return { kind, uid: rest };
+      case 'node-network':
       case 'gateway':
         if (!rest.includes('/')) return { kind, nodeName: rest };
         break;
@@ -111,7 +115,10 @@ export function netvirtClusterKeys(cluster: {
 }): string[] {
   const byName = new Map(cluster.nodes.map((n) => [n.metadata?.name ?? '', n]));
   const keys = new Set<string>();
-  for (const node of cluster.nodes) if (node.metadata?.uid) keys.add(nodeKey(node.metadata.uid));
+  for (const node of cluster.nodes) {
+    if (node.metadata?.uid) keys.add(nodeKey(node.metadata.uid));
+    if (node.metadata?.name) keys.add(nodeNetworkKey(node.metadata.name));
+  }
   for (const ns of cluster.namespaces) if (ns.metadata?.name) keys.add(vpnKey(vpnName(ns.metadata.name)));
   for (const pod of cluster.pods) for (const key of keysOfPod(pod, (n) => byName.get(n))) keys.add(key);
   return [...keys];

@@ -124,6 +124,15 @@ export class KindTable {
     return [...this.byKind.values()].filter((s) => s.after.includes(kind)).map((s) => s.kind);
   }
 
+  /**
+   * The kinds whose module ODL has, in this profile: a release without the COE models has no
+   * k8s-node kind, and nothing reads, writes or collects entries of a kind it lacks.
+   */
+  restrictedTo(profile: Profile, modules: readonly string[]): KindTable {
+    const has = new Set(modules);
+    return new KindTable([...this.byKind.values()].filter((s) => has.has(s.module(profile))));
+  }
+
   /** A table with more kinds (a later feature's, a test's). */
   with(...specs: AnyKindSpec[]): KindTable {
     return new KindTable([...this.byKind.values(), ...specs]);

@@ -41,6 +41,7 @@ import {
   type ElanInstance,
   type ElanInterface,
 } from './elan.js';
+import { dhcpNetworkEntry, readDhcpNetwork, type DhcpNetwork } from './dhcp.js';
 import { interfaceEntry, readInterface, type Interface } from './interfaces.js';
 import { diffK8sNode, k8sNodeEntry, k8sNodeOwnership, readK8sNode, type K8sNode } from './k8s-node.js';
 import { KindTable, type KindContext, type OdlKindSpec } from './kind.js';
@@ -52,7 +53,8 @@ import {
   vpnRouteDistinguisher,
 } from './ownership.js';
 import { isGatewayName } from './names.js';
-import { elanKey, keyOfInterfaceName, keyOfVpnName, nodeKey } from './keys.js';
+import { elanKey, keyOfInterfaceName, keyOfVpnName, nodeKey, nodeNetworkKey } from './keys.js';
+import { diffNodeNetwork, nodeNetworkOwnership, nodeNetworkSummary, nodeOfNetwork } from './node-network.js';
 import { namedKey, podUidKey, serviceUidKey } from './coe/keys.js';
 import { netvirtPaths, vpnModule } from './paths.js';
 import type { Profile } from './profile.js';
@@ -73,6 +75,7 @@ export interface OdlEntries {
   elanInstance: ElanInstance;
   vpnInstance: VpnInstance;
   k8sNode: K8sNode;
+  dhcpNetwork: DhcpNetwork;
   coePod: CoePod;
   coeService: CoeService;
   coeEndpoints: CoeEndpoints;
@@ -220,6 +223,34 @@ export const k8sNodeKind: OdlKindSpec<K8sNode> = {
   summary: (e) => `node ${orDash(e.hostName)} ${orDash(e.internalIpAddress)}, pod-cidr ${orDash(e.podCidr)}`,
 };
 
+/**
+ * `dhcp_allocation_pool` networks: odlcoe's are the node networks (`odlcoe-node:<node>`, one
+ * key per node name: the entry outlives the Node object while its subnet is in use), any other
+ * network is someone else's and only read.
+ */
+export const dhcpNetworkKind: OdlKindSpec<DhcpNetwork> = {
+  kind: 'dhcpNetwork',
+  label: 'dhcp-network',
+  module: () => 'dhcp_allocation_pool',
+  list: (p) => [...paths(p).dhcpAllocationPool(), { name: 'network' }],
+  entry: (p, name) => paths(p).dhcpNetwork(name),
+  keyMember: 'network-id',
+  parse: (_p, raw) => parseOne(raw, 'network', readDhcpNetwork),
+  nameOf: (e) => e.networkId,
+  build: (_p, e) => dhcpNetworkEntry(e),
+  ownership: (a) => nodeNetworkOwnership(a),
+  ownershipRule:
+    "network-id in odlcoe's name space odlcoe-node:<node name> (the model has no description leaf); the node key of that name owns it",
+  diff: (d, a, ctx, opts) => diffNodeNetwork(d, a, ctx.owner, opts),
+  after: [],
+  prerequisites: () => [],
+  ownerKey: (name) => {
+    const node = nodeOfNetwork(name);
+    return node === undefined ? undefined : nodeNetworkKey(node);
+  },
+  summary: (e) => nodeNetworkSummary(e),
+};
+
 /** A services entry and its endpoints entry (same uid) belong to the Service's key. */
 function serviceOwnerKey(uid: string, ctx: KindContext): string {
   const service = ctx.get('coeService', uid) as CoeService | undefined;
@@ -308,6 +339,7 @@ export const NETVIRT_KINDS = new KindTable([
   elanInstanceKind,
   vpnInstanceKind,
   k8sNodeKind,
+  dhcpNetworkKind,
 ]);
 
 /** What the coe-northbound backend writes. */

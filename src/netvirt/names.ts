@@ -146,6 +146,24 @@ export function cidrContains(cidr: string, ip: string): boolean {
   return addr.kind() === range.kind() && addr.match(range, len);
 }
 
+/** An address as an unsigned number (for ranges and offsets). */
+export function addressToBigInt(address: string): bigint {
+  let n = 0n;
+  for (const byte of ipaddr.parse(address).toByteArray()) n = (n << 8n) | BigInt(byte);
+  return n;
+}
+
+/** The address of a number, spelled canonically (RFC 5952 for IPv6). */
+export function addressFromBigInt(n: bigint, family: 4 | 6): string {
+  const bytes: number[] = [];
+  for (let i = 0; i < (family === 4 ? 4 : 16); i += 1) {
+    bytes.unshift(Number(n & 0xffn));
+    n >>= 8n;
+  }
+  const addr = ipaddr.fromByteArray(bytes);
+  return addr.kind() === 'ipv6' ? (addr as ipaddr.IPv6).toRFC5952String() : addr.toString();
+}
+
 /** One spelling per address: RFC 5952 for IPv6, dotted quad for IPv4. */
 export function canonicalIp(ip: string): string {
   const addr = ipaddr.parse(ip);

@@ -7,12 +7,12 @@
  * The instance rules (need, keep) are translate-instances.ts's, applied to one key; a pod's
  * objects are translate-pod.ts's.
  */
-import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1Namespace, V1Pod } from '@kubernetes/client-node';
 import { ModelValidationError } from './errors.js';
 import { parseNetvirtKey } from './keys.js';
 import { interfaceName, vpnName } from './names.js';
 import { planGateway, planGatewayVpn, planService, type GatewayPlanInputs } from './plan-gateway.js';
-import { planNode, type NodePlanInputs } from './plan-node.js';
+import { planNode, planNodeNetwork, type NodeNetworkPlanInputs } from './plan-node.js';
 import { absent, keep, present, type KeyPlan, type KubeObjectRef } from './plan.js';
 import {
   elanInstanceNeed,
@@ -31,14 +31,13 @@ import {
 } from './translate-pod.js';
 import type { TranslateSettings } from './translate-settings.js';
 
-export interface NetvirtPlanInputs extends NodePlanInputs, GatewayPlanInputs {
+export interface NetvirtPlanInputs extends NodeNetworkPlanInputs, GatewayPlanInputs {
   settings: TranslateSettings;
   pod(namespace: string, name: string): V1Pod | undefined;
   podsInNamespace(namespace: string): readonly V1Pod[];
   namespace(name: string): V1Namespace | undefined;
   /** Namespaces known, and those that have pods (whether or not the namespace object is known). */
   namespaceNames(): Iterable<string>;
-  node(name: string): V1Node | undefined;
   /** The namespace's RD: the one its VPN has, else a new one (a stateful input). */
   routeDistinguisher(namespace: string): { rd: string; reassigned: boolean };
 }
@@ -239,6 +238,8 @@ export function planNetvirtKey(key: string, inputs: NetvirtPlanInputs): KeyPlan 
       return planVpn(key, k.vpnName, inputs);
     case 'node':
       return planNode(key, k.uid, inputs);
+    case 'node-network':
+      return planNodeNetwork(key, k.nodeName, inputs);
     case 'gateway':
       return planGateway(key, k.nodeName, inputs);
     case 'gateway-vpn':

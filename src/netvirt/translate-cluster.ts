@@ -6,15 +6,16 @@
  * recovered route distinguishers and node subnets their own way.
  */
 import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { DhcpNetwork } from './dhcp.js';
 import type { ElanInstance, ElanInterface } from './elan.js';
 import { ModelValidationError } from './errors.js';
 import type { Interface } from './interfaces.js';
 import type { K8sNode } from './k8s-node.js';
 import { podNetworkEligibility } from './kube.js';
-import { elanKey, nodeKey, podKey, vpnKey } from './keys.js';
+import { elanKey, nodeKey, nodeNetworkKey, podKey, vpnKey } from './keys.js';
 import { vpnName } from './names.js';
 import { planElan, planPod, planVpn, podTranslation, type NetvirtPlanInputs } from './plan-netvirt.js';
-import { planNode } from './plan-node.js';
+import { planNode, planNodeNetwork } from './plan-node.js';
 import type { KeyPlan } from './plan.js';
 import { instanceUse, keepsElansOf, type InstanceUse } from './translate-instances.js';
 import type { Deferral, PodTranslation } from './translate-pod.js';
@@ -29,6 +30,8 @@ export interface ClusterObjects {
   routeDistinguishers: ReadonlyMap<string, string>;
   /** node name → pod subnet CIDR. */
   nodeSubnets: ReadonlyMap<string, string>;
+  /** Whether ODL has the k8s-node model (default: as the profile's release usually has: Sodium). */
+  k8sNodeModel?: boolean;
 }
 
 /** Names whose desired state is unknown right now: garbage collection must leave them alone. */
@@ -52,6 +55,8 @@ export interface DesiredState {
   vpnInstances: Map<string, VpnInstance>;
   /** By node UID. */
   k8sNodes: Map<string, K8sNode>;
+  /** Node networks, by network id (`odlcoe-node:<node>`). */
+  nodeNetworks: Map<string, DhcpNetwork>;
   pods: Map<string, PodTranslation>;
   /** Pods (by `namespace/name`) and nodes whose state could not be fully computed, and why. */
   deferred: { object: string; deferral: Deferral }[];
@@ -96,6 +101,7 @@ export function clusterPlanInputs(view: ClusterObjects, settings: TranslateSetti
   const subnetOf = (node: V1Node) => view.nodeSubnets.get(nameOf(node));
   return {
     settings,
+    k8sNodeModel: view.k8sNodeModel ?? settings.profile === 'sodium',
     pod: (ns, name) => pods.get(`${ns}/${name}`),
     podsInNamespace: (ns) => byNamespace.get(ns) ?? [],
     namespace: (name) => namespaces.get(name),
@@ -108,6 +114,11 @@ export function clusterPlanInputs(view: ClusterObjects, settings: TranslateSetti
       return cidr === undefined ? { kind: 'none' } : { kind: 'subnet', cidr };
     },
     subnetHolder: () => undefined,
+    nodeNetworkSubnet: (node) => {
+      const cidr = subnetOf(node);
+      return cidr === undefined ? { kind: 'none' } : { kind: 'subnet', cidr };
+    },
+    networkHolder: () => undefined,
     routeDistinguisher: (ns) => {
       const rd = view.routeDistinguishers.get(ns);
       if (rd === undefined)
@@ -129,6 +140,7 @@ function collect(out: DesiredState, plan: KeyPlan): void {
     elanInstance: out.elanInstances,
     vpnInstance: out.vpnInstances,
     k8sNode: out.k8sNodes,
+    dhcpNetwork: out.nodeNetworks,
   };
   const kept: Record<string, Set<string> | undefined> = {
     interface: out.keep.interfaces,
@@ -157,6 +169,7 @@ export function translateCluster(view: ClusterObjects, settings: TranslateSettin
     elanInstances: new Map(),
     vpnInstances: new Map(),
     k8sNodes: new Map(),
+    nodeNetworks: new Map(),
     pods: new Map(),
     deferred: [],
     keep: {
@@ -212,6 +225,7 @@ export function translateCluster(view: ClusterObjects, settings: TranslateSettin
     const uid = node.metadata?.uid;
     const plan = uid ? planNode(nodeKey(uid), uid, inputs) : undefined;
     if (plan) collect(out, plan);
+    if (nameOf(node)) collect(out, planNodeNetwork(nodeNetworkKey(nameOf(node)), nameOf(node), inputs));
     const problem = plan?.facts.find((f) => f.fact === 'untranslatable');
     if (!uid || problem)
       out.deferred.push({

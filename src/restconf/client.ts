@@ -237,18 +237,27 @@ export class RestconfClient {
     if (answer.status === 404 || answer.status === 204) return undefined;
     if (answer.status !== 200) throw this.errorFromAnswer(req, answer);
     if (answer.body.trim() === '') return undefined;
+    return this.parseBody(req, answer);
+  }
+
+  /** A 200 answer's JSON; an answer that is not JSON is a non-retryable error. */
+  private parseBody(req: Prepared, answer: HttpAnswer): unknown {
     try {
       return parseRestconfJson(answer.body);
     } catch (err) {
-      throw new RestconfError({
-        method: req.method,
-        url: req.url,
-        status: answer.status,
-        reason: `response is not valid JSON (${(err as Error).message}): ${bodySnippet(answer.body)}`,
-        retryable: false,
-        attempts: answer.attempts,
-      });
+      throw this.unexpected(req, answer, `response is not valid JSON (${(err as Error).message})`);
     }
+  }
+
+  private unexpected(req: Prepared, answer: HttpAnswer, why: string): RestconfError {
+    return new RestconfError({
+      method: req.method,
+      url: req.url,
+      status: answer.status,
+      reason: `${why}: ${bodySnippet(answer.body)}`,
+      retryable: false,
+      attempts: answer.attempts,
+    });
   }
 
   /**
@@ -284,6 +293,27 @@ export class RestconfClient {
         attempts: 1,
       });
     }
+  }
+
+  /**
+   * The modules ODL has loaded, as its module listing of this client's dialect gives them:
+   * RFC 8040 reads ietf-yang-library `modules-state` (operational), bierman02 `GET
+   * /restconf/modules`. Undefined when ODL has no such listing (404). Each entry as ODL wrote it
+   * (`name`, `revision`, `namespace`, …).
+   */
+  async getModules(options: RequestOptions = {}): Promise<Record<string, unknown>[] | undefined> {
+    const req: Prepared = { method: 'GET', url: this.modulesUrl(), template: '/modules' };
+    const answer = await this.execute(req, options.signal);
+    if (answer.status === 404) return undefined;
+    if (answer.status !== 200) throw this.errorFromAnswer(req, answer);
+    const top = (this.parseBody(req, answer) ?? {}) as Record<string, unknown>;
+    const container = (top['ietf-yang-library:modules-state'] ??
+      top['modules-state'] ??
+      top['ietf-restconf:modules'] ??
+      top.modules) as { module?: unknown } | undefined;
+    const list = container?.module;
+    if (!Array.isArray(list)) throw this.unexpected(req, answer, 'unexpected module listing');
+    return list.filter((m): m is Record<string, unknown> => typeof m === 'object' && m !== null);
   }
 
   /**
@@ -339,6 +369,13 @@ export class RestconfClient {
     if (this.closing.signal.aborted) return;
     this.closing.abort();
     this.agent.destroy();
+  }
+
+  /** Where this client's dialect lists ODL's modules (see getModules). */
+  modulesUrl(): string {
+    return this.dialect === 'rfc8040'
+      ? this.dataUrl([{ module: 'ietf-yang-library', name: 'modules-state' }], 'operational', 'GET')
+      : `${this.root}/restconf/modules`;
   }
 
   /** The URL for `path` in this client's dialect (also for logs and errors). */

@@ -11,7 +11,6 @@ import { keysToPlan, planInputs, type PlanSettings } from '../cli/plan-inputs.js
 import { readOdl } from '../cli/snapshot.js';
 import type { KubeClient } from '../k8s/kube-client.js';
 import { podHasAnyAddress, podNetworkEligibility } from '../netvirt/kube.js';
-import { NETVIRT_KINDS } from '../netvirt/kinds.js';
 import { planNetvirtKey } from '../netvirt/plan-netvirt.js';
 import { ownerContextOf } from '../netvirt/translate-settings.js';
 import type { EntryStore, OdlView } from '../odl/entry-store.js';
@@ -43,7 +42,7 @@ export interface Progress {
 /** Names each kind should hold: the `present` entries of every key's plan. */
 function desiredNames(kube: KubeSnapshot, odl: OdlView, settings: PlanSettings): Map<string, Set<string>> {
   const inputs = planInputs(kube, odl, settings);
-  const out = new Map<string, Set<string>>(NETVIRT_KINDS.kinds.map((k) => [k, new Set()]));
+  const out = new Map<string, Set<string>>(odl.table.kinds.map((k) => [k, new Set()]));
   for (const key of keysToPlan(kube, odl, ownerContextOf(settings)))
     for (const e of planNetvirtKey(key, inputs).entries)
       if (e.want === 'present') out.get(e.kind)?.add(e.name);
@@ -61,8 +60,9 @@ function podName(pod: V1Pod): string {
 export function progressOf(odl: EntryStore, kube: KubeSnapshot, settings: PlanSettings): Progress {
   const desired = desiredNames(kube, odl, settings);
   const owner = ownerContextOf(settings);
-  const kinds = NETVIRT_KINDS.createOrder.map((kind): KindProgress => {
-    const spec = NETVIRT_KINDS.spec(kind);
+  // The kinds ODL has a model for (no k8s-node without the COE models).
+  const kinds = odl.table.createOrder.map((kind): KindProgress => {
+    const spec = odl.table.spec(kind);
     const want = desired.get(kind) ?? new Set<string>();
     const have = new Set(odl.owned(kind, owner).map((e) => spec.nameOf(e)));
     return {

@@ -15,7 +15,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import winston from 'winston';
 import { connectKube, connectOdl } from '../cli/connect.js';
 import { buildDump, type DumpTree } from '../cli/dump.js';
-import { resolveSettings, type CliSettings } from '../cli/settings.js';
+import { resolveSettings, withModels, type CliSettings } from '../cli/settings.js';
 import { readOdl } from '../cli/snapshot.js';
 import { sleep } from '../common/backoff.js';
 import { createLogger, errorMessage, type Logger } from '../common/log.js';
@@ -310,7 +310,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const watcherUrl = `http://127.0.0.1:${watcher.opsPort ?? 0}`;
 
     // Exactly what `odlcoectl --config <file>` resolves (nothing from this process's environment).
-    const cliSettings = resolveSettings({ config: configFile, output: 'json' }, {});
+    // The models are what the watcher read from the emulator at start-up.
+    const cliSettings = withModels(
+      resolveSettings({ config: configFile, output: 'json' }, {}),
+      watcher.models,
+    );
     const restconf = connectOdl(cliSettings);
     cleanups.push({ what: 'RESTCONF client', run: async () => restconf.close() });
     const kube = connectKube(cliSettings);

@@ -56,6 +56,10 @@ const dump: DumpTree = {
   ],
   elansWithoutVpn: [],
   interfacesWithoutElan: [],
+  nodeNetworks: [
+    { network: 'odlcoe-node:node-1', node: 'node-1', subnets: ['10.77.1.0/24'] },
+    { network: 'odlcoe-node:node-2', node: 'node-2', subnets: ['10.77.2.0/24'] },
+  ],
   k8sNodes: [
     { uid: 'n2', hostName: 'node-2', internalIp: '192.168.77.12', externalIp: null, podCidr: '10.77.2.0/24' },
     { uid: 'n1', hostName: 'node-1', internalIp: '192.168.77.11', externalIp: null, podCidr: '10.77.1.0/24' },

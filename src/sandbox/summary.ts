@@ -81,12 +81,19 @@ export function renderOdlSummary(dump: DumpTree): string[] {
     out.push('  interfaces without an ELAN (yet):');
     for (const i of dump.interfacesWithoutElan) out.push(`      ${i.namespace}/${interfaceLine(i)}`);
   }
-  out.push('  k8s-node entries (the agents read their pod subnet here):');
-  const byHost = [...dump.k8sNodes].sort((a, b) => (a.hostName ?? a.uid).localeCompare(b.hostName ?? b.uid));
-  for (const n of byHost)
-    out.push(
-      `    ${pad(n.hostName ?? n.uid, 10)} ${pad(n.internalIp ?? '-', 15)} pod-cidr ${n.podCidr ?? '-'}`,
+  out.push('  node networks (dhcp_allocation_pool: the agents read their pod subnet here):');
+  for (const n of dump.nodeNetworks)
+    out.push(`    ${pad(n.node, 10)} ${pad(n.network, 24)} subnet ${n.subnets.join(', ') || '-'}`);
+  if (dump.k8sNodes.length > 0) {
+    out.push('  k8s-node entries (ODL’s COE models):');
+    const byHost = [...dump.k8sNodes].sort((a, b) =>
+      (a.hostName ?? a.uid).localeCompare(b.hostName ?? b.uid),
     );
+    for (const n of byHost)
+      out.push(
+        `    ${pad(n.hostName ?? n.uid, 10)} ${pad(n.internalIp ?? '-', 15)} pod-cidr ${n.podCidr ?? '-'}`,
+      );
+  }
   return out;
 }
 

@@ -22,6 +22,7 @@
  */
 import type { Logger } from '../common/log.js';
 import type { Ref } from '../netvirt/kind.js';
+import type { OdlModels } from '../odl/models.js';
 import type { RestconfClient } from '../restconf/client.js';
 import type { ClusterChange, ClusterView, OptionalResource } from './cluster-view.js';
 import type { EntryCache, EntryChange } from './entry-cache.js';
@@ -33,6 +34,8 @@ import type { WatcherSettings } from '../config/watcher-settings.js';
 /** Everything a backend may use; built once per watcher by the core. */
 export interface BackendContext {
   settings: WatcherSettings;
+  /** The release and optional models ODL has (read at start-up): a backend writes only kinds whose model ODL has. */
+  models: OdlModels;
   /**
    * The cluster's caches and indexes (running on leader and standby alike). A backend that
    * keeps an index of its own feeds it with `view.onChange` from its constructor: listeners run

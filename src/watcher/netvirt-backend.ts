@@ -1,11 +1,21 @@
 /**
  * The default backend: Kubernetes → NetVirt/Genius objects (ietf-interfaces, ELAN and L3VPN
- * instances and interfaces) plus the k8s-node entries that carry node subnets. Its keys are
+ * instances and interfaces) plus the node networks that carry node subnets (and the k8s-node
+ * entries, where ODL has the COE models). Its keys are
  * src/netvirt/keys.ts, its plans src/netvirt/plan-netvirt.ts; this module provides the plans'
  * inputs from the cluster view, the ODL cache and the allocators (node subnets, route
  * distinguishers), and carries the plans out.
  */
-import { gatewayKey, GATEWAY_VPN_KEY, parseNetvirtKey, podKey, serviceKey } from '../netvirt/keys.js';
+import {
+  gatewayKey,
+  GATEWAY_VPN_KEY,
+  nodeNetworkKey,
+  parseNetvirtKey,
+  podKey,
+  serviceKey,
+} from '../netvirt/keys.js';
+import { networkSubnets, nodeOfNetwork } from '../netvirt/node-network.js';
+import type { DhcpNetwork } from '../netvirt/dhcp.js';
 import type { KindTable } from '../netvirt/kind.js';
 import { NETVIRT_KINDS } from '../netvirt/kinds.js';
 import { namespaceOfVpn, planNetvirtKey, type NetvirtPlanInputs } from '../netvirt/plan-netvirt.js';
@@ -21,6 +31,7 @@ import type { EntryChange } from './entry-cache.js';
 import { netvirtKeysFor, type KeyLookup } from './netvirt-keys.js';
 import { OdlBackend } from './odl-backend.js';
 import { runPlan, type PlanRun } from './plan-executor.js';
+import { factOf, type KeyPlan } from '../netvirt/plan.js';
 import type { WriteGuard } from './reconcile.js';
 import { subnetHoldsAddress } from './subnet-allocator.js';
 import { gatewayVpnRouteDistinguishers } from '../netvirt/gateway.js';
@@ -55,6 +66,7 @@ export class NetvirtBackend extends OdlBackend {
     };
     this.inputs = {
       settings: { ...this.translate, serviceCidrs },
+      k8sNodeModel: this.table.has('k8sNode'),
       pod: (ns, name) => view.pod(ns, name),
       podsInNamespace: (ns) => view.podsInNamespace(ns),
       namespace: (name) => view.namespace(name),
@@ -67,6 +79,8 @@ export class NetvirtBackend extends OdlBackend {
       nodeSubnet: (node) => this.subnets.subnetFor(node),
       nodeEntrySubnet: (node) => this.subnets.entrySubnet(node),
       subnetHolder: (uid) => this.subnetHolder(uid),
+      nodeNetworkSubnet: (node) => this.subnets.nodeNetworkSubnet(node),
+      networkHolder: (nodeName) => this.networkHolder(nodeName),
       routeDistinguisher: (ns) => this.routeDistinguisher(ns),
       nodes: () => view.nodes.list(),
       services: () => view.services?.list() ?? [],
@@ -113,21 +127,33 @@ export class NetvirtBackend extends OdlBackend {
     }
   }
 
-  /** A node's entry changed pod-cidr (allocated, or set by an ODL user): its pods' vpn-interfaces name its gateway. */
+  /**
+   * A node's subnet changed in ODL (allocated, or set by an ODL user): its pods' vpn-interfaces
+   * name its gateway, and its node gateway sits at the subnet's second address. A k8s-node
+   * entry's pod-cidr may also have to be carried into the node's network (`odl`).
+   */
   override keysForEntry(change: EntryChange): string[] {
-    if (change.ref.kind !== 'k8sNode') return [];
-    const podCidr = (e: unknown) => (e as { podCidr?: string } | undefined)?.podCidr?.trim();
-    if (podCidr(change.before) === podCidr(change.after)) return [];
-    const node = this.ctx.view.nodeByUid(change.ref.name);
-    const name = node?.metadata?.name;
-    if (!name) return [];
-    const gateway = this.gateways ? [gatewayKey(name)] : [];
-    return gateway.concat(
-      this.ctx.view
-        .podsOnNode(name)
+    let nodeName: string | undefined;
+    const extra: string[] = [];
+    if (change.ref.kind === 'k8sNode') {
+      const podCidr = (e: unknown) => (e as { podCidr?: string } | undefined)?.podCidr?.trim();
+      if (podCidr(change.before) === podCidr(change.after)) return [];
+      nodeName = this.ctx.view.nodeByUid(change.ref.name)?.metadata?.name;
+      if (nodeName) extra.push(nodeNetworkKey(nodeName));
+    } else if (change.ref.kind === 'dhcpNetwork') {
+      const subnets = (e: unknown) => networkSubnets(e as DhcpNetwork | undefined).join(',');
+      if (subnets(change.before) === subnets(change.after)) return [];
+      nodeName = nodeOfNetwork(change.ref.name);
+    }
+    if (!nodeName) return [];
+    if (this.gateways) extra.push(gatewayKey(nodeName));
+    return [
+      ...extra,
+      ...this.ctx.view
+        .podsOnNode(nodeName)
         .filter((p) => p.metadata?.namespace && p.metadata.name)
         .map((p) => podKey(p.metadata?.namespace ?? '', p.metadata?.name ?? '')),
-    );
+    ];
   }
 
   protected *clusterKeys(): Iterable<string> {
@@ -177,6 +203,7 @@ export class NetvirtBackend extends OdlBackend {
         );
     const run = await runPlan(this.planContext(), plan, guard, () => this.plan(key));
     const k = parseNetvirtKey(key);
+    if (k.kind === 'node-network') return this.afterNodeNetwork(k.nodeName, plan, run);
     if (k.kind === 'vpn' && run.outcome.result === 'synced' && !this.cache.get('vpnInstance', k.vpnName)) {
       // Gone (or never made): its reservation is free again.
       const ns = namespaceOfVpn(k.vpnName, this.inputs);
@@ -186,25 +213,58 @@ export class NetvirtBackend extends OdlBackend {
   }
 
   /**
+   * A node network's plan ran: a gone node's network held by addresses in use is looked at
+   * again later (pods and interfaces going away do not enqueue it); once it is gone, a subnet
+   * recovered from it alone is free again.
+   */
+  private afterNodeNetwork(nodeName: string, plan: KeyPlan, run: PlanRun): PlanRun {
+    if (run.outcome.result !== 'synced' && run.outcome.result !== 'deferred') return run;
+    if (factOf(plan, 'subnet-held'))
+      return { ...run, outcome: { result: 'polling', retryAfterMs: this.ctx.settings.subnetPollMs } };
+    if (!this.ctx.view.node(nodeName) && this.subnets.network(nodeName) === undefined)
+      if (this.subnets.releaseNetwork(nodeName))
+        this.ctx.logger.info('node gone; the subnet recorded in its network is free again', {
+          node: nodeName,
+        });
+    return run;
+  }
+
+  /**
+   * `allocate`: what still holds addresses of a gone node's network: a pod bound to the node,
+   * or one of this cluster's vpn-interfaces with a primary adjacency in its subnet.
+   */
+  private networkHolder(nodeName: string): { subnet: string; holder: string } | undefined {
+    if (this.ctx.settings.subnetSource !== 'allocate') return undefined;
+    for (const subnet of networkSubnets(this.subnets.network(nodeName))) {
+      const holder = this.addressHolder(subnet, nodeName);
+      if (holder) return { subnet, holder };
+    }
+    return undefined;
+  }
+
+  /**
    * What still holds addresses of a gone node's subnet, or undefined when nothing does: a pod
-   * bound to the node (the node name comes from the node's entry: the Node object is gone), or
+   * bound to the node (the node name is the one the watcher saw, or its entry's), or
    * one of this cluster's vpn-interfaces with a primary adjacency in the subnet (a pod already
    * deleted whose interface is not removed yet, or one on an unknown node kept on purpose).
    */
   private subnetHolder(uid: string): { subnet: string; holder: string } | undefined {
     const subnet = this.subnets.allocated(uid);
     if (subnet === undefined) return undefined;
-    const nodeName = this.subnets.entry(uid)?.hostName;
+    const holder = this.addressHolder(subnet, this.subnets.nodeName(uid));
+    return holder === undefined ? undefined : { subnet, holder };
+  }
+
+  private addressHolder(subnet: string, nodeName: string | undefined): string | undefined {
     if (nodeName) {
       const pod = this.ctx.view.podsOnNode(nodeName)[0];
-      if (pod)
-        return { subnet, holder: `pod ${pod.metadata?.namespace ?? '?'}/${pod.metadata?.name ?? '?'}` };
+      if (pod) return `pod ${pod.metadata?.namespace ?? '?'}/${pod.metadata?.name ?? '?'}`;
     }
     for (const vif of this.cache.values('vpnInterface')) {
       const primary = vif.adjacencies.filter((a) => a.adjacencyType === 'primary-adjacency');
       if (!primary.some((a) => subnetHoldsAddress(subnet, a.ipAddress))) continue;
       if (vpnInterfaceOwnership(vif, this.cache.get('interface', vif.name), this.owner).owner === 'ours')
-        return { subnet, holder: `vpn-interface ${vif.name}` };
+        return `vpn-interface ${vif.name}`;
     }
     return undefined;
   }

@@ -83,6 +83,7 @@ describe('netvirt keys', () => {
       'elan/10.0.0.1:ns2',
       'elan/10.0.0.2:ns1',
       'elan/10.0.0.2:ns2',
+      'node-network/n1',
       'node/uid-n1',
       'pod/ns1/a',
       'pod/ns2/b',

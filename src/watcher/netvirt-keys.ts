@@ -3,7 +3,7 @@
  * says what each key owns). Runs inside informer handlers: reads only the lookup, never ODL.
  */
 import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
-import { elanKey, keysOfPod, nodeKey, podKey, vpnKey } from '../netvirt/keys.js';
+import { elanKey, keysOfPod, nodeKey, nodeNetworkKey, podKey, vpnKey } from '../netvirt/keys.js';
 import { nodeInternalIp } from '../netvirt/kube.js';
 import { elanInstanceName, vpnName } from '../netvirt/names.js';
 import type { ClusterChange } from './cluster-view.js';
@@ -28,8 +28,9 @@ function podKeys(pod: V1Pod | undefined, lookup: KeyLookup, out: Set<string>): v
 }
 
 /**
- * A node change: its k8s-node entry, and when its name, InternalIP or pod subnet changed (or it
- * came or went), every pod on it and the ELANs named after its old and new address.
+ * A node change: its k8s-node entry and its network, and when its name, InternalIP or pod
+ * subnet changed (or it came or went), every pod on it and the ELANs named after its old and
+ * new address.
  */
 function nodeKeys(node: V1Node, old: V1Node | undefined, lookup: KeyLookup, out: Set<string>): void {
   const uid = node.metadata?.uid;
@@ -37,6 +38,7 @@ function nodeKeys(node: V1Node, old: V1Node | undefined, lookup: KeyLookup, out:
   if (old?.metadata?.uid && old.metadata.uid !== uid) out.add(nodeKey(old.metadata.uid));
   const name = node.metadata?.name;
   if (!name) return;
+  out.add(nodeNetworkKey(name));
   const ips = new Set([nodeInternalIp(node), old && nodeInternalIp(old)].filter((x): x is string => !!x));
   const podsMatter =
     !old ||

@@ -1,21 +1,36 @@
 /**
- * Where a node's pod subnet comes from, per the `subnetSource` setting:
+ * Where a node's pod subnet comes from, per the `subnetSource` setting, and where it is kept in
+ * ODL: the node's dhcp_allocation_pool network `odlcoe-node:<node>` on every release, and on
+ * Sodium with the COE models also the `pod-cidr` of its k8s-node entry.
  *
- * - `odl`: an ODL user writes `pod-cidr` into the node's k8s-node entry. The watcher owns the
- *   entry but not that leaf (the desired entry has no `pod-cidr`, so the diff neither compares
- *   nor erases it) and reads the subnet back from ODL.
- * - `podCIDR`: `node.spec.podCIDR`, copied into the entry.
- * - `allocate`: carved from `clusterCidr` by the SubnetAllocator; the entry's `pod-cidr` is the
- *   allocation's durable record, recovered at the start of each leader term.
+ * - `odl`: an ODL user creates the node's network (or, on Sodium with COE, sets `pod-cidr` in
+ *   its k8s-node entry, which the watcher carries over into a network). The watcher never
+ *   writes either leaf and reads the subnet back from ODL: the network first, else the entry.
+ * - `podCIDR`: `node.spec.podCIDR`, copied into both.
+ * - `allocate`: carved from `clusterCidr` by the SubnetAllocator; the network (and the entry,
+ *   where it exists) is the allocation's durable record, recovered at the start of each leader
+ *   term.
  *
- * The node agent reads its subnet from the k8s-node entry whichever backend runs, so both
- * backends use this class, each reading the entries from its own ODL cache through
- * `K8sNodeEntries`. What it answers are the node plans' subnet inputs (plan-node.ts).
+ * Upgrade: a node whose subnet is only in its k8s-node entry (a cluster converged by a release
+ * that knew no networks) keeps it: `allocate` recovers it from the entry, `odl` carries it
+ * into the network, `podCIDR` writes the same `spec.podCIDR` again.
+ *
+ * The node agent reads the network (falling back to the k8s-node entry where ODL has the COE
+ * models), so both backends use this class, each over its own ODL cache. What it answers are
+ * the node plans' subnet inputs (plan-node.ts).
  */
 import type { V1Node } from '@kubernetes/client-node';
+import type { DhcpNetwork } from '../netvirt/dhcp.js';
 import { k8sNodeOwnership, type K8sNode } from '../netvirt/k8s-node.js';
 import { parseCidr } from '../netvirt/names.js';
+import {
+  networkSubnets,
+  nodeNetworkName,
+  nodeNetworkOwnership,
+  nodeOfNetwork,
+} from '../netvirt/node-network.js';
 import type { OwnerContext } from '../netvirt/ownership.js';
+import type { NetworkSubnet } from '../netvirt/plan-node.js';
 import type { EntrySubnet } from '../netvirt/plan.js';
 import type { SubnetSource } from '../config/watcher-settings.js';
 import { SubnetAllocator } from './subnet-allocator.js';
@@ -46,16 +61,66 @@ export function k8sNodeEntries(
   };
 }
 
+/** The node networks of a backend's ODL cache (kind `dhcpNetwork`), by network id. */
+export interface NodeNetworkEntries {
+  get(networkId: string): DhcpNetwork | undefined;
+  refresh(networkId: string): Promise<DhcpNetwork | undefined>;
+  /** odlcoe's networks (the `odlcoe-node:` name space). */
+  ours(): Iterable<DhcpNetwork>;
+}
+
+export function nodeNetworkEntries(cache: {
+  get(kind: 'dhcpNetwork', name: string): DhcpNetwork | undefined;
+  refresh(kind: 'dhcpNetwork', name: string): Promise<unknown>;
+  values(kind: 'dhcpNetwork'): Iterable<DhcpNetwork>;
+}): NodeNetworkEntries {
+  return {
+    get: (id) => cache.get('dhcpNetwork', id),
+    refresh: async (id) => (await cache.refresh('dhcpNetwork', id)) as DhcpNetwork | undefined,
+    ours: () => [...cache.values('dhcpNetwork')].filter((n) => nodeNetworkOwnership(n).owner === 'ours'),
+  };
+}
+
+/** Node networks and the nodes they are named after (to recover allocations by node uid). */
+export interface NodeNetworkRecords {
+  entries: NodeNetworkEntries;
+  node(name: string): V1Node | undefined;
+}
+
 export type { EntrySubnet };
+
+/**
+ * The allocator's key for the subnet of a node that is gone, recovered from its network alone
+ * (the network names the node, not its uid): held until that network goes.
+ */
+const GONE_PREFIX = 'node-name:';
+const goneNodeKey = (nodeName: string) => `${GONE_PREFIX}${nodeName}`;
+
+const canonicalCidr = (cidr: string): string | undefined => {
+  try {
+    const { network, prefixLength } = parseCidr(cidr.trim());
+    return `${network}/${prefixLength}`;
+  } catch {
+    return undefined;
+  }
+};
 
 export class NodeSubnets {
   private readonly allocator: SubnetAllocator | undefined;
   private readonly releaseListeners: ((uid: string) => void)[] = [];
 
+  /** Node names by uid, as seen in this term: a gone node's name (its pods, its network) after the Node object is gone. */
+  private readonly names = new Map<string, string>();
+
+  /**
+   * @param entries k8s-node entries, where ODL has the model (undefined: it does not).
+   * @param networks node networks, where the backend keeps them (undefined: it does not).
+   */
   constructor(
     readonly source: SubnetSource,
-    private readonly entries: K8sNodeEntries,
+    private readonly entries: K8sNodeEntries | undefined,
     allocation?: { clusterCidr: string; nodePrefixLength: number },
+    private readonly networks?: NodeNetworkRecords,
   ) {
     if (source === 'allocate') {
       if (!allocation)
@@ -64,8 +129,15 @@ export class NodeSubnets {
     }
   }
 
+  private remember(node: V1Node): void {
+    const uid = node.metadata?.uid;
+    const name = node.metadata?.name;
+    if (uid && name) this.names.set(uid, name);
+  }
+
   /** The subnet pods on `node` are addressed from now, as far as the watcher knows. Never allocates. */
   subnetFor(node: V1Node): string | undefined {
+    this.remember(node);
     const uid = node.metadata?.uid;
     switch (this.source) {
       case 'podCIDR':
@@ -73,8 +145,16 @@ export class NodeSubnets {
       case 'allocate':
         return uid ? this.allocator?.get(uid) : undefined;
       case 'odl':
-        return uid ? this.entries.get(uid)?.podCidr?.trim() || undefined : undefined;
+        return this.odlSubnet(node);
     }
+  }
+
+  /** `odl`: the node network's subnet, else the k8s-node entry's pod-cidr. */
+  private odlSubnet(node: V1Node): string | undefined {
+    const name = node.metadata?.name;
+    const uid = node.metadata?.uid;
+    const network = name ? networkSubnets(this.networks?.entries.get(nodeNetworkName(name)))[0] : undefined;
+    return network ?? ((uid ? this.entries?.get(uid)?.podCidr?.trim() : undefined) || undefined);
   }
 
   /**
@@ -82,11 +162,43 @@ export class NodeSubnets {
    * Only an entry the cache holds: an absent one is the watcher's to create first.
    */
   async refreshEntry(uid: string): Promise<void> {
-    if (this.source === 'odl' && this.entries.get(uid)) await this.entries.refresh(uid);
+    if (this.source === 'odl' && this.entries?.get(uid)) await this.entries.refresh(uid);
+  }
+
+  /**
+   * `odl`: re-reads what an ODL user may have written since it was read: the node's network
+   * (created by the user, so read even when the cache has none) and its k8s-node entry.
+   */
+  async refreshNode(node: V1Node): Promise<void> {
+    if (this.source !== 'odl') return;
+    const name = node.metadata?.name;
+    if (name && this.networks) await this.networks.entries.refresh(nodeNetworkName(name));
+    const uid = node.metadata?.uid;
+    if (uid) await this.refreshEntry(uid);
+  }
+
+  /**
+   * What the node's network carries. `odl`: an existing network is the user's (never written);
+   * without one, a `pod-cidr` set in the k8s-node entry is carried over into a new network;
+   * otherwise as `entrySubnet` (allocates under `allocate`).
+   */
+  nodeNetworkSubnet(node: V1Node): NetworkSubnet {
+    this.remember(node);
+    if (this.source !== 'odl') return this.entrySubnet(node);
+    const name = node.metadata?.name;
+    if (name && this.networks?.entries.get(nodeNetworkName(name))) return { kind: 'user' };
+    const uid = node.metadata?.uid;
+    const text = uid ? this.entries?.get(uid)?.podCidr?.trim() : undefined;
+    if (!text) return { kind: 'none' };
+    const cidr = canonicalCidr(text);
+    return cidr === undefined
+      ? { kind: 'none', problem: `k8s-node pod-cidr ${JSON.stringify(text)} is not a CIDR` }
+      : { kind: 'subnet', cidr };
   }
 
   /** The `pod-cidr` the watcher writes for `node`; allocates under `allocate`. */
   entrySubnet(node: V1Node): EntrySubnet {
+    this.remember(node);
     const uid = node.metadata?.uid;
     if (!uid) return { kind: 'none', problem: 'node without uid' };
     switch (this.source) {
@@ -110,16 +222,50 @@ export class NodeSubnets {
   }
 
   /**
-   * `allocate`: takes the allocations recorded in ODL (this cluster's k8s-node entries).
-   * Returns the problems (entries whose pod-cidr is unusable or overlaps another's).
+   * `allocate`: takes the allocations recorded in ODL: the node networks first (a gone node's
+   * under its name: the network names no uid), then this cluster's k8s-node entries (an
+   * upgraded cluster's only record), skipping what a network already recorded. Returns the
+   * problems (records whose subnet is unusable or overlaps another's).
    */
   recover(): string[] {
-    if (!this.allocator) return [];
+    const allocator = this.allocator;
+    if (!allocator) return [];
     const problems: string[] = [];
-    const entries = [...this.entries.ours()].sort((a, b) => a.uid.localeCompare(b.uid));
+    const networks = [...(this.networks?.entries.ours() ?? [])].sort((a, b) =>
+      a.networkId.localeCompare(b.networkId),
+    );
+    for (const network of networks) {
+      const nodeName = nodeOfNetwork(network.networkId);
+      const [cidr] = networkSubnets(network);
+      if (nodeName === undefined || cidr === undefined) continue;
+      const node = this.networks?.node(nodeName);
+      if (node) this.remember(node);
+      const uid = node?.metadata?.uid ?? goneNodeKey(nodeName);
+      const problem = allocator.recover(uid, cidr);
+      if (problem) problems.push(`network ${network.networkId}: ${problem}`);
+    }
+    const recorded = () => new Set(allocator.nodes().map((n) => allocator.get(n)));
+    const entries = [...(this.entries?.ours() ?? [])].sort((a, b) => a.uid.localeCompare(b.uid));
     for (const entry of entries) {
       if (!entry.podCidr) continue;
-      const problem = this.allocator.recover(entry.uid, entry.podCidr);
+      const cidr = canonicalCidr(entry.podCidr);
+      const held = allocator.get(entry.uid);
+      if (held !== undefined) {
+        if (cidr !== held)
+          problems.push(
+            `k8s-node ${entry.uid}: pod-cidr ${entry.podCidr} differs from its network's ${held}; keeping ${held}`,
+          );
+        continue;
+      }
+      // A gone node's network recorded it under the node's name: the entry knows its uid.
+      const byName = allocator.nodes().find((n) => n.startsWith(GONE_PREFIX) && allocator.get(n) === cidr);
+      if (byName !== undefined) {
+        allocator.release(byName);
+        allocator.recover(entry.uid, entry.podCidr);
+        continue;
+      }
+      if (cidr !== undefined && recorded().has(cidr)) continue;
+      const problem = allocator.recover(entry.uid, entry.podCidr);
       if (problem) problems.push(`k8s-node ${entry.uid}: ${problem}`);
     }
     return problems;
@@ -130,7 +276,24 @@ export class NodeSubnets {
    * (which its pods' `spec.nodeName` still say) and its allocation are recorded.
    */
   entry(uid: string): K8sNode | undefined {
-    return this.entries.get(uid);
+    return this.entries?.get(uid);
+  }
+
+  /** The name of a node (present or gone) as the watcher saw it, else as its k8s-node entry records it. */
+  nodeName(uid: string): string | undefined {
+    return this.names.get(uid) ?? this.entry(uid)?.hostName;
+  }
+
+  /** A node's cached network. */
+  network(nodeName: string): DhcpNetwork | undefined {
+    return this.networks?.entries.get(nodeNetworkName(nodeName));
+  }
+
+  /** `allocate`: the network of a gone node is gone: the subnet recovered from it alone is free again. */
+  releaseNetwork(nodeName: string): boolean {
+    const released = this.allocator?.release(goneNodeKey(nodeName)) ?? false;
+    if (released) for (const listener of this.releaseListeners) listener(goneNodeKey(nodeName));
+    return released;
   }
 
   /** `allocate`: the subnet held by a node (present or gone), as allocated or recovered. */

@@ -20,7 +20,7 @@ import type { ClusterChange, OptionalResource } from './cluster-view.js';
 import { EntryCache, type EntryChange } from './entry-cache.js';
 import { ObjectWriter } from './object-writer.js';
 import { GracePeriods } from './grace-period.js';
-import { k8sNodeEntries, NodeSubnets } from './node-subnets.js';
+import { k8sNodeEntries, nodeNetworkEntries, NodeSubnets } from './node-subnets.js';
 import { runPlan, type PlanContext, type PlanRun } from './plan-executor.js';
 import type { ReconcileOutcome, WriteGuard } from './reconcile.js';
 import { reconcileNode, type NodeKeyContext } from './reconcile-node.js';
@@ -30,6 +30,8 @@ import type { KeyPlan } from '../netvirt/plan.js';
 export abstract class OdlBackend implements Backend {
   abstract readonly name: string;
   readonly resources?: readonly OptionalResource[];
+  /** The backend's kinds that ODL has a model for (k8s-node only where the COE models are). */
+  readonly table: KindTable;
   readonly cache: EntryCache;
   readonly writer: ObjectWriter;
   readonly owner: OwnerContext;
@@ -45,14 +47,15 @@ export abstract class OdlBackend implements Backend {
    */
   constructor(
     protected readonly ctx: BackendContext,
-    readonly table: KindTable,
+    table: KindTable,
     gracePeriodMs: number,
     private readonly podsUseSubnet: boolean,
   ) {
     const { settings } = ctx;
+    this.table = table.restrictedTo(settings.profile, ctx.models.modules);
     this.translate = translateSettingsOf(settings);
     this.owner = ownerContextOf(settings);
-    this.cache = new EntryCache(new OdlReader(ctx.client, settings.profile, table), ctx.logger);
+    this.cache = new EntryCache(new OdlReader(ctx.client, settings.profile, this.table), ctx.logger);
     this.writer = new ObjectWriter(this.cache, this.owner, ctx.client, ctx.metrics, ctx.logger);
     this.grace = new GracePeriods(gracePeriodMs);
     this.subnets = this.newSubnets();
@@ -115,8 +118,11 @@ export abstract class OdlBackend implements Backend {
   private newSubnets(): NodeSubnets {
     const subnets = new NodeSubnets(
       this.ctx.settings.subnetSource,
-      k8sNodeEntries(this.cache, this.owner),
+      this.table.has('k8sNode') ? k8sNodeEntries(this.cache, this.owner) : undefined,
       subnetAllocation(this.ctx.settings),
+      this.table.has('dhcpNetwork')
+        ? { entries: nodeNetworkEntries(this.cache), node: (name) => this.ctx.view.node(name) }
+        : undefined,
     );
     // A freed subnet: nodes that found the pool used up may fit now.
     subnets.onRelease(() => {

@@ -72,7 +72,7 @@ export async function reconcileNode(
   }
   const name = node.metadata?.name ?? uid;
   const before = c.subnets.subnetFor(node);
-  if (options.podsUseSubnet && before === undefined) await c.subnets.refreshEntry(uid);
+  if (options.podsUseSubnet && before === undefined) await c.subnets.refreshNode(node);
   const p = plan();
   const subnet = factOf(p, 'node-subnet');
   if (subnet?.entry.kind === 'exhausted') reportExhausted(c, node, uid);

@@ -11,29 +11,13 @@
  */
 import ipaddr from 'ipaddr.js';
 import { ModelValidationError } from '../netvirt/errors.js';
-import { parseCidr } from '../netvirt/names.js';
+import { addressFromBigInt as fromBigInt, addressToBigInt as toBigInt, parseCidr } from '../netvirt/names.js';
 
 interface Range {
   family: 4 | 6;
   first: bigint;
   /** Last address, inclusive. */
   last: bigint;
-}
-
-function toBigInt(address: string): bigint {
-  let n = 0n;
-  for (const byte of ipaddr.parse(address).toByteArray()) n = (n << 8n) | BigInt(byte);
-  return n;
-}
-
-function fromBigInt(n: bigint, family: 4 | 6): string {
-  const bytes: number[] = [];
-  for (let i = 0; i < (family === 4 ? 4 : 16); i += 1) {
-    bytes.unshift(Number(n & 0xffn));
-    n >>= 8n;
-  }
-  const addr = ipaddr.fromByteArray(bytes);
-  return addr.kind() === 'ipv6' ? (addr as ipaddr.IPv6).toRFC5952String() : addr.toString();
 }
 
 function rangeOf(cidr: string): Range {

@@ -24,6 +24,8 @@ import { createRegistry, type Registry } from '../common/metrics.js';
 import { startOpsServer, type OpsServer } from '../common/ops-server.js';
 import { LeaderElector } from '../k8s/leader-election.js';
 import { refKey, type Ref } from '../netvirt/kind.js';
+import type { Profile } from '../netvirt/profile.js';
+import { OdlModelsError, optionalModels, readModels, type OdlModels } from '../odl/models.js';
 import { WorkQueue, type ReconcileResult } from '../queue/work-queue.js';
 import {
   RestconfClient,
@@ -39,7 +41,7 @@ import { KubeEventRecorder, type EventRecorder } from './events.js';
 import { WatcherMetrics } from './metrics.js';
 import { NetvirtBackend } from './netvirt-backend.js';
 import { keyKind, type WriteGuard } from './reconcile.js';
-import type { BackendName, WatcherSettings } from '../config/watcher-settings.js';
+import type { BackendName, WatcherSettings, WatcherSettingsInput } from '../config/watcher-settings.js';
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -51,7 +53,13 @@ export interface LeaderElectionOptions {
 }
 
 export interface WatcherOptions {
-  settings: WatcherSettings;
+  /**
+   * The profile, when given, must be what ODL serves (read from its module list at start-up:
+   * a contradiction refuses to start); absent, it is the one ODL serves.
+   */
+  settings: WatcherSettingsInput;
+  /** What ODL has, when already known (read by the caller): no module list is read then. */
+  models?: OdlModels;
   kubeConfig: KubeConfig;
   /** RESTCONF connection; the dialect comes from the settings, metrics are hooked in here. */
   odl: Omit<RestconfClientOptions, 'dialect' | 'onRequest' | 'logger'>;
@@ -90,6 +98,10 @@ export interface Watcher {
   readonly backend: Backend;
   readonly registry: Registry;
   readonly view: ClusterView;
+  /** The release and models ODL has, as detected at start-up. */
+  readonly models: OdlModels;
+  /** The settings in force (the profile detected when it was not told). */
+  readonly settings: WatcherSettings;
   /** The ops server's port, when one is served. */
   readonly opsPort: number | undefined;
 }
@@ -190,8 +202,32 @@ class Term {
   }
 }
 
+/**
+ * Reads ODL's module list until ODL answers (with backoff): the release profile and models the
+ * watcher works with. A told profile that contradicts ODL, or an ODL without NetVirt, is fatal.
+ */
+export async function detectModels(
+  client: RestconfClient,
+  told: Profile | undefined,
+  where: string,
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<OdlModels> {
+  const backoff = new Backoff({ initialMs: 500, maxMs: 30_000 });
+  for (;;) {
+    signal?.throwIfAborted();
+    try {
+      return await readModels(client, told, where, signal ? { signal } : {});
+    } catch (err) {
+      if (err instanceof OdlModelsError || signal?.aborted) throw err;
+      const delayMs = backoff.next();
+      logger.warn('cannot read ODL’s module list; retrying', { error: errorMessage(err), delayMs });
+      await sleep(delayMs, signal);
+    }
+  }
+}
+
 export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
-  const { settings } = options;
   const logger = options.logger ?? createLogger('watcher');
   const registry = options.registry ?? createRegistry();
   const metrics = new WatcherMetrics(registry);
@@ -201,12 +237,27 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
   const recordRestconf = restconfMetrics(registry);
   const client = new RestconfClient({
     ...options.odl,
-    dialect: settings.dialect,
+    dialect: options.settings.dialect,
     logger,
     onRequest: (sample: RequestSample) => {
       recordRestconf(sample);
       lastOdlAnswer = typeof sample.status === 'number' && sample.status < 500 ? 'ok' : 'unreachable';
     },
+  });
+  let models: OdlModels;
+  try {
+    models =
+      options.models ?? (await detectModels(client, options.settings.profile, options.odl.baseUrl, logger));
+  } catch (err) {
+    client.close();
+    throw err;
+  }
+  const settings: WatcherSettings = { ...options.settings, profile: models.profile };
+  logger.info('ODL models', {
+    profile: models.profile,
+    detected: models.source === 'odl',
+    optional: optionalModels(models),
+    dialect: settings.dialect,
   });
   const view = new ClusterView({
     kubeConfig: options.kubeConfig,
@@ -222,6 +273,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
   let closing = false;
   const backendContext: BackendContext = {
     settings,
+    models,
     view,
     client,
     events,
@@ -483,6 +535,8 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     registry,
     view,
     opsPort: ops?.port,
+    models,
+    settings,
     isLeader,
     ready,
     async idle() {

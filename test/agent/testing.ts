@@ -15,7 +15,11 @@ import { silentLogger } from '../../src/common/log.js';
 import { createRegistry } from '../../src/common/metrics.js';
 import { Agent } from '../../src/agent/agent.js';
 import { buildAgentConfig, type AgentConfig } from '../../src/agent/config.js';
+import type { EmulatorFeature } from '../../src/emulator/netvirt-schema.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
+import { dhcpNetworkEntry } from '../../src/netvirt/dhcp.js';
+import { translateNodeNetwork } from '../../src/netvirt/node-network.js';
+import type { Profile } from '../../src/netvirt/profile.js';
 import { KubeClient } from '../../src/k8s/kube-client.js';
 import { startKubeSim, type KubeSim } from '../../src/kubesim/server.js';
 import { compileNodeOnlyModule } from '../helpers/compile.js';
@@ -94,7 +98,9 @@ export interface AgentSurroundings {
   close(): Promise<void>;
 }
 
-export async function startAgentSurroundings(): Promise<AgentSurroundings> {
+export async function startAgentSurroundings(
+  opts: { profile?: Profile; features?: readonly EmulatorFeature[] } = {},
+): Promise<AgentSurroundings> {
   const dir = await mkdtemp(join(tmpdir(), 'odlcoe-agent-it-'));
   const closers: (() => Promise<void>)[] = [() => rm(dir, { recursive: true, force: true })];
   const close = async () => {
@@ -118,7 +124,12 @@ export async function startAgentSurroundings(): Promise<AgentSurroundings> {
     ]);
     const kubeconfig = join(dir, 'kubeconfig');
     sim.writeKubeconfig(kubeconfig);
-    const odl = await startEmulator({ port: 0, profile: 'sodium', logger: silentLogger() });
+    const odl = await startEmulator({
+      port: 0,
+      profile: opts.profile ?? 'sodium',
+      ...(opts.features ? { features: opts.features } : {}),
+      logger: silentLogger(),
+    });
     closers.push(() => odl.close());
     const passwordFile = join(dir, 'odl-password');
     await writeFile(passwordFile, 'admin\n', { mode: 0o600 });
@@ -176,6 +187,27 @@ export async function putNodeSubnet(odlUrl: string, podCidr: string | undefined)
     throw new Error(`PUT k8s-node: ${res.status} ${await res.text()}`);
 }
 
+/**
+ * PUTs this node's network `odlcoe-node:<node>` into the emulator as an ODL user (or the
+ * watcher) would: where the agent reads its subnet on every release.
+ */
+export async function putNodeNetwork(odlUrl: string, podCidr: string): Promise<void> {
+  const network = translateNodeNetwork(NODE_NAME, [podCidr]);
+  const res = await fetch(
+    `${odlUrl}/restconf/config/dhcp_allocation_pool:dhcp_allocation_pool/network/${network.networkId}`,
+    {
+      method: 'PUT',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Basic ${Buffer.from('admin:admin').toString('base64')}`,
+      },
+      body: JSON.stringify({ 'dhcp_allocation_pool:network': [dhcpNetworkEntry(network)] }),
+    },
+  );
+  if (res.status !== 200 && res.status !== 201 && res.status !== 204)
+    throw new Error(`PUT node network: ${res.status} ${await res.text()}`);
+}
+
 export interface TestNode {
   dir: string;
   ovs: OvsSandbox;
@@ -195,8 +227,12 @@ export interface TestNode {
   stop(): Promise<void>;
 }
 
-export async function startTestNode(): Promise<TestNode> {
-  const world = await startAgentSurroundings();
+/**
+ * One node with real OVS and the shim. Sodium (default): the subnet in the node's k8s-node
+ * entry (a cluster converged before node networks); Aluminium: in its node network only.
+ */
+export async function startTestNode(opts: { profile?: Profile } = {}): Promise<TestNode> {
+  const world = await startAgentSurroundings(opts);
   const { dir, sim, odl } = world;
   const cleanups: (() => Promise<void>)[] = [() => world.close()];
   const stop = async () => {
@@ -210,7 +246,8 @@ export async function startTestNode(): Promise<TestNode> {
     const kc = new KubeConfig();
     kc.loadFromFile(kubeconfigPath);
     const kube = new KubeClient(kc);
-    await putNodeSubnet(odl.url, SUBNET);
+    if ((opts.profile ?? 'sodium') === 'sodium') await putNodeSubnet(odl.url, SUBNET);
+    else await putNodeNetwork(odl.url, SUBNET);
     const bridge = `brodl${randomBytes(3).toString('hex')}`;
     const config = buildAgentConfig({
       flags: {

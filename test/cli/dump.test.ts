@@ -203,22 +203,30 @@ for (const [profile, dialect] of CASES) {
             adjacency: null,
           },
         ],
-        k8sNodes: [
-          {
-            uid: uids.nodeA,
-            hostName: 'node-a',
-            internalIp: '192.168.56.101',
-            externalIp: null,
-            podCidr: '10.11.1.0/24',
-          },
-          {
-            uid: uids.nodeB,
-            hostName: 'node-b',
-            internalIp: '192.168.56.102',
-            externalIp: null,
-            podCidr: '10.11.2.0/24',
-          },
-        ].sort((a, b) => a.uid.localeCompare(b.uid)),
+        nodeNetworks: [
+          { network: 'odlcoe-node:node-a', node: 'node-a', subnets: ['10.11.1.0/24'] },
+          { network: 'odlcoe-node:node-b', node: 'node-b', subnets: ['10.11.2.0/24'] },
+        ],
+        // Only where ODL has the COE models (Sodium with COE).
+        k8sNodes: (profile === 'aluminium'
+          ? []
+          : [
+              {
+                uid: uids.nodeA,
+                hostName: 'node-a',
+                internalIp: '192.168.56.101',
+                externalIp: null,
+                podCidr: '10.11.1.0/24',
+              },
+              {
+                uid: uids.nodeB,
+                hostName: 'node-b',
+                internalIp: '192.168.56.102',
+                externalIp: null,
+                podCidr: '10.11.2.0/24',
+              },
+            ]
+        ).sort((a, b) => a.uid.localeCompare(b.uid)),
         foreign: { 'ietf-interface': 1, 'elan-instance': 1 },
         unparsed: [],
       };

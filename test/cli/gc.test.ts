@@ -16,6 +16,7 @@ import {
   putElanInstance,
   putElanInterface,
   putInterface,
+  putDhcpNetwork,
   putK8sNode,
   putVpnInstance,
   putVpnInterface,
@@ -23,6 +24,7 @@ import {
   type Profile,
   type WriteOp,
 } from '../../src/netvirt/index.js';
+import { translateNodeNetwork } from '../../src/netvirt/node-network.js';
 import type { Dialect } from '../../src/restconf/path.js';
 import { apply, CLUSTER, createCluster, programOdl, startHarness, type CliHarness } from './testing.js';
 
@@ -108,18 +110,27 @@ function handPlaced(h: CliHarness): WriteOp[] {
     putElanInterface(p, { name: 'default:manual', elanInstanceName: '192.168.56.104:default' }),
     // The VPN of a namespace without pods: ours, stale.
     putVpnInstance(p, oldNs),
-    // A k8s-node entry of a node that is gone: ours (cluster-id), stale.
-    putK8sNode(p, {
-      uid: GONE_NODE_UID,
-      clusterId: clusterUuid(CLUSTER),
-      hostName: 'node-gone',
-      podCidr: '10.11.9.0/24',
-    }),
+    // The network of a node that is gone: ours (odlcoe-node: name space), stale.
+    putDhcpNetwork(p, translateNodeNetwork('node-gone', ['10.11.9.0/24'])),
+    // A pool named after an ELAN (ODL's own DHCP use of the tree): foreign.
+    putDhcpNetwork(p, { networkId: '192.168.56.101:default', allocationPools: [{ subnet: '10.50.0.0/24' }] }),
     // Foreign, named like ours or looking stale: never candidates.
     putInterface(p, l2vlan('default:legacy', 'created by hand')),
     putInterface(p, l2vlan('default:other-cluster-0', ownershipMarker('staging', 'pod', GONE_POD_UID))),
     putVpnInstance(p, foreignVpn),
-    putK8sNode(p, { uid: OTHER_NODE_UID, clusterId: clusterUuid('staging'), hostName: 'elsewhere' }),
+    // The COE models exist on Sodium (with COE) only.
+    ...(p === 'sodium'
+      ? [
+          // A k8s-node entry of a node that is gone: ours (cluster-id), stale.
+          putK8sNode(p, {
+            uid: GONE_NODE_UID,
+            clusterId: clusterUuid(CLUSTER),
+            hostName: 'node-gone',
+            podCidr: '10.11.9.0/24',
+          }),
+          putK8sNode(p, { uid: OTHER_NODE_UID, clusterId: clusterUuid('staging'), hostName: 'elsewhere' }),
+        ]
+      : []),
     putElanInstance(p, {
       name: '192.168.56.105:default',
       segmentType: 'vxlan',
@@ -160,7 +171,8 @@ for (const [profile, dialect] of CASES) {
       ['ietf-interface', 'default:gone-0'],
       ['elan-instance', '192.168.56.103:default'],
       ['vpn-instance', 'old-ns'],
-      ['k8s-node', GONE_NODE_UID],
+      ...(profile === 'sodium' ? [['k8s-node', GONE_NODE_UID]] : []),
+      ['dhcp-network', 'odlcoe-node:node-gone'],
     ];
 
     it('without --dry-run or --yes it refuses (exit 4) and deletes nothing', async () => {
@@ -198,6 +210,7 @@ for (const [profile, dialect] of CASES) {
         'tenant-x',
         OTHER_NODE_UID,
         '192.168.56.105',
+        '192.168.56.101:default',
         'default:manual',
       ])
         assert.ok(!names.includes(foreign), `foreign object ${foreign} must never be a candidate`);
@@ -248,6 +261,10 @@ for (const [profile, dialect] of CASES) {
       assert.deepEqual(
         afterDump.k8sNodes,
         before.k8sNodes.filter((n) => n.uid !== GONE_NODE_UID),
+      );
+      assert.deepEqual(
+        afterDump.nodeNetworks,
+        before.nodeNetworks.filter((n) => n.node !== 'node-gone'),
       );
       assert.deepEqual(afterDump.foreign, before.foreign);
       const again = JSON.parse((await h.run(['gc', '--dry-run', '-o', 'json'])).stdout) as GcReport;

@@ -25,6 +25,41 @@ describe('odlcoectl status', () => {
   });
   after(async () => h?.close());
 
+  it('shows the release ODL serves: profile, dialect and optional models, read from its module list', async () => {
+    for (const told of ['sodium', null]) {
+      const res = await h.run(['status', '-o', 'json'], told);
+      const report = JSON.parse(res.stdout) as StatusReport;
+      assert.deepEqual(report.release, {
+        profile: 'sodium',
+        detected: 'odl',
+        dialect: 'rfc8040',
+        models: { coe: true, acl: false, nat: true },
+      });
+    }
+    const human = await h.run(['status'], null);
+    assert.match(
+      human.stdout,
+      /^ODL release: sodium profile \(read from its module list\), rfc8040 dialect, optional models: coe, nat$/m,
+    );
+  });
+
+  it('a told profile that ODL contradicts: named both, nothing planned (status exit 3, other commands exit 2)', async () => {
+    const { code, report } = await (async () => {
+      const res = await h.run(['status', '-o', 'json'], 'aluminium');
+      return { code: res.code, report: JSON.parse(res.stdout) as StatusReport };
+    })();
+    assert.equal(code, 3);
+    assert.equal(report.release, null);
+    assert.equal(report.pods, null);
+    assert.match(
+      report.errors.join('\n'),
+      /profile is set to aluminium, but ODL at .* serves the sodium models/,
+    );
+    const dump = await h.run(['dump'], 'aluminium');
+    assert.equal(dump.code, 2);
+    assert.match(dump.stderr, /profile is set to aluminium, but ODL at .* serves the sodium models/);
+  });
+
   it('a fully programmed cluster: every pod programmed, exit 0; no Lease yet means no leader', async () => {
     const { code, report } = await status();
     assert.equal(code, 0, JSON.stringify(report.errors));
@@ -166,7 +201,12 @@ describe('odlcoectl status', () => {
     assert.equal(res.code, 3);
     const report = JSON.parse(res.stdout) as StatusReport;
     assert.equal(report.odl.reachable, false);
-    assert.match(report.odl.endpoint, /^http:\/\/127\.0\.0\.1:1\/rests\/data\/k8s-node:k8s-nodes-info/);
+    // The probe is ODL's module list (every release has one; k8s-node only Sodium with COE).
+    assert.match(
+      report.odl.endpoint,
+      /^http:\/\/127\.0\.0\.1:1\/rests\/data\/ietf-yang-library:modules-state\?content=nonconfig$/,
+    );
+    assert.equal(report.release, null);
     assert.match(report.odl.error ?? '', /ECONNREFUSED/);
     assert.equal(report.pods, null);
     assert.equal(report.kubernetes.reachable, true);

@@ -1,25 +1,17 @@
 /**
- * `odlcoectl subnets`: per node the subnet from its k8s-node entry in ODL, its gateway and the
- * pods addressed from it; a node without a subnet and a pod outside its node's subnet are
- * problems (exit 1); entries of nodes that are gone are listed. Also: complete paged lists.
+ * `odlcoectl subnets`: per node the subnet from its network in ODL (`odlcoe-node:<node>`), its
+ * gateway and the pods addressed from it; a node without a subnet and a pod outside its node's
+ * subnet are problems (exit 1); networks of nodes that are gone are listed. Also: complete
+ * paged lists. Aluminium: no k8s-node model at all.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { listAll } from '../../src/cli/kube-reader.js';
 import type { SubnetsReport } from '../../src/cli/subnets.js';
-import { clusterUuid, putK8sNode } from '../../src/netvirt/index.js';
-import {
-  apply,
-  CLUSTER,
-  createCluster,
-  programOdl,
-  startHarness,
-  uidOf,
-  type CliHarness,
-} from './testing.js';
-
-const GONE_UID = '0b7e4c1d-0000-4000-8000-0000000000f1';
+import { putDhcpNetwork } from '../../src/netvirt/index.js';
+import { translateNodeNetwork } from '../../src/netvirt/node-network.js';
+import { apply, createCluster, programOdl, startHarness, uidOf, type CliHarness } from './testing.js';
 
 describe('odlcoectl subnets', () => {
   let h: CliHarness;
@@ -30,23 +22,16 @@ describe('odlcoectl subnets', () => {
     const cluster = await createCluster(h);
     await programOdl(h, cluster);
     uids = { a: uidOf(cluster.nodes, 'node-a'), b: uidOf(cluster.nodes, 'node-b') };
-    await apply(h, [
-      putK8sNode('aluminium', {
-        uid: GONE_UID,
-        clusterId: clusterUuid(CLUSTER),
-        hostName: 'node-old',
-        podCidr: '10.11.3.0/24',
-      }),
-    ]);
+    await apply(h, [putDhcpNetwork('aluminium', translateNodeNetwork('node-old', ['10.11.3.0/24']))]);
   });
   after(async () => h?.close());
 
-  it('lists each node subnet from ODL with its gateway and pods, and stale entries', async () => {
+  it('lists each node subnet from ODL with its gateway and pods, and stale networks', async () => {
     const res = await h.run(['subnets', '-o', 'json']);
     assert.equal(res.code, 0, res.stderr);
     const r = JSON.parse(res.stdout) as SubnetsReport;
-    const entry = (uid: string) =>
-      `${h.emulator.url}/restconf/config/k8s-node:k8s-nodes-info/k8s-nodes/${uid}`;
+    const entry = (node: string) =>
+      `${h.emulator.url}/restconf/config/dhcp_allocation_pool:dhcp_allocation_pool/network/odlcoe-node:${node}`;
     assert.deepEqual(r, {
       subnetSource: 'odl',
       nodes: [
@@ -56,7 +41,8 @@ describe('odlcoectl subnets', () => {
           internalIp: '192.168.56.101',
           subnet: '10.11.1.0/24',
           source: 'odl',
-          entry: entry(uids.a),
+          record: 'dhcp-network odlcoe-node:node-a',
+          entry: entry('node-a'),
           gateway: '10.11.1.1',
           pods: [
             { pod: 'default/web-0', ip: '10.11.1.5', inSubnet: true },
@@ -70,19 +56,21 @@ describe('odlcoectl subnets', () => {
           internalIp: '192.168.56.102',
           subnet: '10.11.2.0/24',
           source: 'odl',
-          entry: entry(uids.b),
+          record: 'dhcp-network odlcoe-node:node-b',
+          entry: entry('node-b'),
           gateway: '10.11.2.1',
           pods: [{ pod: 'default/web-1', ip: '10.11.2.5', inSubnet: true }],
           problem: null,
         },
       ],
-      staleEntries: [{ uid: GONE_UID, hostName: 'node-old', podCidr: '10.11.3.0/24' }],
+      staleEntries: [],
+      staleNetworks: [{ network: 'odlcoe-node:node-old', node: 'node-old', subnets: ['10.11.3.0/24'] }],
     });
     const human = await h.run(['subnets']);
     assert.match(
       human.stdout,
       new RegExp(
-        `^node-a +192\\.168\\.56\\.101 +10\\.11\\.1\\.0/24 +odl k8s-node ${uids.a} +10\\.11\\.1\\.1 +2 +-$`,
+        `^node-a +192\\.168\\.56\\.101 +10\\.11\\.1\\.0/24 +odl dhcp-network odlcoe-node:node-a +10\\.11\\.1\\.1 +2 +-$`,
         'm',
       ),
     );
@@ -118,7 +106,10 @@ describe('odlcoectl subnets', () => {
         inSubnet: false,
       },
     );
-    assert.equal(r.nodes.find((n) => n.node === 'node-c')?.problem, 'no k8s-node entry in ODL');
+    assert.equal(
+      r.nodes.find((n) => n.node === 'node-c')?.problem,
+      'no node network odlcoe-node:node-c in ODL',
+    );
   });
 
   it('lists are read to the end, page by page', async () => {

@@ -73,10 +73,10 @@ export interface CliHarness {
   dir: string;
   kubeconfig: string;
   settings: TranslateSettings;
-  /** Global flags pointing odlcoectl at this world. */
-  flags(): string[];
-  /** odlcoectl in this process. */
-  run(args: string[]): Promise<CliRun>;
+  /** Global flags pointing odlcoectl at this world (`profile`: the one told; null: none, detected). */
+  flags(profile?: string | null): string[];
+  /** odlcoectl in this process (`profile` as for `flags`). */
+  run(args: string[], profile?: string | null): Promise<CliRun>;
   /** odlcoectl as a child process (`node --import tsx src/cli/main.ts ...`). */
   spawn(args: string[]): Promise<CliRun>;
   close(): Promise<void>;
@@ -98,15 +98,14 @@ export async function startHarness(profile: Profile, dialect: Dialect): Promise<
     auth: { kind: 'basic', user: 'admin', password: 'admin' },
     retry: { maxAttempts: 1 },
   });
-  const flags = () => [
+  const flags = (told: string | null = profile) => [
     '--odl-url',
     emulator.url,
     '--odl-user',
     'admin',
     '--odl-password-file',
     passwordFile,
-    '--profile',
-    profile,
+    ...(told === null ? [] : ['--profile', told]),
     '--dialect',
     dialect,
     '--cluster-name',
@@ -130,10 +129,10 @@ export async function startHarness(profile: Profile, dialect: Dialect): Promise<
     kubeconfig,
     settings: { clusterName: CLUSTER, profile, routeTarget: ROUTE_TARGET, segmentType: 'vxlan' },
     flags,
-    async run(args) {
+    async run(args, told) {
       let stdout = '';
       let stderr = '';
-      const code = await runCli([...flags(), ...args], {
+      const code = await runCli([...flags(told), ...args], {
         stdout: (t) => (stdout += t),
         stderr: (t) => (stderr += t),
         env,

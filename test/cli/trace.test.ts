@@ -15,21 +15,12 @@ import type { TraceReport } from '../../src/cli/trace/index.js';
 import { run } from '../../src/common/exec.js';
 import { deleteHostVeth } from '../../src/agent/netns.js';
 import { Ovs } from '../../src/ovs/ovs.js';
+import { netvirtPaths } from '../../src/netvirt/index.js';
 import { turnTxChecksumOffloadOff } from '../../src/ovs/pod-interface.js';
-import { netvirtPaths, putK8sNode, translateNode } from '../../src/netvirt/index.js';
 import { createNetns, skipUnlessRoot, type TestNetns } from '../helpers/netns.js';
 import { startOvsSandbox, type OvsSandbox } from '../helpers/ovs-sandbox.js';
 import { createBareVeth } from '../helpers/pod-veth.js';
-import {
-  apply,
-  createCluster,
-  createPod,
-  NODES,
-  programOdl,
-  startHarness,
-  uidOf,
-  type CliHarness,
-} from './testing.js';
+import { createCluster, createPod, programOdl, startHarness, uidOf, type CliHarness } from './testing.js';
 
 const BRIDGE = 'br-int';
 const POD = 'default/web-0';
@@ -284,10 +275,10 @@ describe('odlcoectl trace on the pod node (real OVS)', { skip: skipUnlessRoot() 
   });
 
   it('a node without a pod subnet in ODL comes before everything in ODL that needs it', async () => {
-    const nodes = (await h.core.listNode()).items;
-    const nodeA = nodes.find((n) => n.metadata?.name === 'node-a');
-    assert.ok(nodeA);
-    await apply(h, [putK8sNode('sodium', translateNode(nodeA, undefined, h.settings))]);
+    // The node's network (odlcoe-node:<node>) is where ODL holds its pod subnet, on every release.
+    const path = netvirtPaths('sodium').dhcpNetwork('odlcoe-node:node-a');
+    const saved = await h.odl.get(path);
+    await h.odl.delete(path);
     try {
       const res = await traceHere();
       assert.equal(res.code, 1, res.stderr);
@@ -295,10 +286,10 @@ describe('odlcoectl trace on the pod node (real OVS)', { skip: skipUnlessRoot() 
       assert.equal(r.firstProblem?.step, 'node-subnet');
       assert.match(
         r.firstProblem?.message ?? '',
-        /has no pod-cidr .*the node's pod subnet is not assigned \(an ODL user must set it\)/,
+        /^dhcp-network odlcoe-node:node-a is missing in ODL \(http:\/\/127\.0\.0\.1:\d+\/restconf\/config\/dhcp_allocation_pool:dhcp_allocation_pool\/network\/odlcoe-node:node-a/,
       );
     } finally {
-      await apply(h, [putK8sNode('sodium', translateNode(nodeA, NODES[0].subnet, h.settings))]);
+      await h.odl.put(path, saved);
     }
   });
 });

@@ -206,6 +206,8 @@ const REFUSALS: Refusal[] = [
   },
   {
     what: 'COE pod uid that is not a UUID (key)',
+    // The COE models exist only on Sodium (with COE).
+    profile: 'sodium',
     buildBad: (p) => putCoePod(p, { ...sampleCoePod(), uid: 'nginx' }),
     valid: (p) => putCoePod(p, sampleCoePod()),
     spoil: (e) => void (e['uid'] = 'nginx'),
@@ -213,12 +215,16 @@ const REFUSALS: Refusal[] = [
   },
   {
     what: 'COE pod host-ip-address that is not an address',
+    // The COE models exist only on Sodium (with COE).
+    profile: 'sodium',
     buildBad: (p) => putCoePod(p, { ...sampleCoePod(), hostIpAddress: 'worker-1' }),
     valid: (p) => putCoePod(p, sampleCoePod()),
     spoil: (e) => void (e['host-ip-address'] = 'worker-1'),
   },
   {
     what: 'k8s-node internal-ip-address that is not an address',
+    // The COE models exist only on Sodium (with COE).
+    profile: 'sodium',
     buildBad: (p) => putK8sNode(p, { ...sampleK8sNode(), internalIpAddress: 'worker-1' }),
     valid: (p) => putK8sNode(p, sampleK8sNode()),
     spoil: (e) => void (e['internal-ip-address'] = 'worker-1'),

@@ -15,6 +15,8 @@ import { after, before, describe, it } from 'node:test';
 import { nodeInternalIp as agentNodeIp } from '../../src/agent/agent.js';
 import { fetchNodeSubnet, K8S_NODES_LIST } from '../../src/agent/node-subnet.js';
 import { putK8sNode, translateNode, type Profile } from '../../src/netvirt/index.js';
+import { putDhcpNetwork } from '../../src/netvirt/dhcp.js';
+import { translateNodeNetwork } from '../../src/netvirt/node-network.js';
 import { apply, CLUSTER, DIALECTS, ROUTE_TARGET, startController, type Controller } from './fixtures.js';
 
 interface NodeCase {
@@ -105,11 +107,58 @@ for (const dialect of DIALECTS) {
           return;
         }
         assert.ok(ip, 'the agent picks a node IP');
-        const entry = await fetchNodeSubnet(ctl.client, ip);
+        // No node network (a cluster converged before networks existed): the k8s-node fallback.
+        const entry = await fetchNodeSubnet(ctl.client, { name: `worker-${i}`, ip }, { k8sNodes: true });
         assert.ok(entry, `no k8s-nodes entry with internal-ip-address ${ip}`);
-        assert.equal(entry.uid, node(c, i).metadata?.uid);
+        assert.equal(entry.from, `k8s-node ${node(c, i).metadata?.uid}`);
         assert.equal(entry.podCidr, c.podCidr);
       });
     }
   });
 }
+
+/**
+ * On every release: the watcher's node network (`odlcoe-node:<node name>`) → the agent's read
+ * by its node name, without any k8s-node entry.
+ */
+for (const profile of ['sodium', 'aluminium'] as const)
+  for (const dialect of DIALECTS) {
+    describe(`node subnet: watcher's node network → agent's read (${profile}, ${dialect})`, () => {
+      let ctl: Controller;
+      before(async () => {
+        ctl = await startController(profile, dialect);
+        for (const [i, c] of CASES.entries())
+          assert.equal(
+            await apply(
+              ctl.client,
+              putDhcpNetwork(profile, translateNodeNetwork(`worker-${i}`, [c.podCidr])),
+            ),
+            'created',
+          );
+      });
+      after(async () => {
+        await ctl?.close();
+      });
+
+      for (const [i, c] of CASES.entries()) {
+        it(`the agent finds its subnet: ${c.what}`, async () => {
+          const found = await fetchNodeSubnet(
+            ctl.client,
+            { name: `worker-${i}`, ip: agentNodeIp(node(c, i)) ?? '' },
+            { k8sNodes: false },
+          );
+          assert.deepEqual(found && { from: found.from, podCidr: found.podCidr }, {
+            from: `dhcp-network odlcoe-node:worker-${i}`,
+            podCidr: c.podCidr,
+          });
+        });
+      }
+
+      it('a node without a network has no subnet, and no COE model is asked for', async () => {
+        assert.equal(
+          await fetchNodeSubnet(ctl.client, { name: 'worker-9', ip: '192.168.56.109' }, { k8sNodes: false }),
+          undefined,
+        );
+      });
+    });
+  }

@@ -41,6 +41,8 @@ import {
 import type { RestconfClient } from '../../src/restconf/client.js';
 import type { DataPath } from '../../src/restconf/path.js';
 import { desiredWrites } from '../helpers/desired-writes.js';
+import { parseDhcpNetworks } from '../../src/netvirt/dhcp.js';
+import { diffNodeNetwork } from '../../src/netvirt/node-network.js';
 import { waitFor } from '../helpers/wait.js';
 import {
   apply,
@@ -175,7 +177,12 @@ for (const profile of PROFILES) {
         assert.deepEqual([...desired.vpnInstances.keys()].sort(), ['default', vpnName(LONG_NS)].sort());
         assert.ok(vpnName(LONG_NS).length <= 40);
         assert.equal(desired.elanInstances.size, 3, 'default on both nodes, the long namespace on one');
-        assert.equal(desired.k8sNodes.size, 2);
+        // k8s-node entries only where ODL has the COE models; node networks on every release.
+        assert.equal(desired.k8sNodes.size, profile === 'sodium' ? 2 : 0);
+        assert.deepEqual(
+          [...desired.nodeNetworks.keys()].sort(),
+          NODES.map((n) => `odlcoe-node:${n.metadata?.name ?? ''}`).sort(),
+        );
       });
 
       it('writes completely in dependency order, every reference resolving, with no refusal', async () => {
@@ -218,7 +225,8 @@ for (const profile of PROFILES) {
         const elanInterfaces = parseElanInterfaces(await client.get(paths.elanInterfaces()));
         const vpns = parseVpnInstances(profile, await client.get(paths.vpnInstances()));
         const vpnInterfaces = parseVpnInterfaces(profile, await client.get(paths.vpnInterfaces()));
-        const nodes = parseK8sNodes(await client.get(paths.k8sNodesInfo()));
+        const nodes = profile === 'sodium' ? parseK8sNodes(await client.get(paths.k8sNodesInfo())) : [];
+        const networks = parseDhcpNetworks(await client.get(paths.dhcpAllocationPool()));
 
         const strip = <T extends object, K extends keyof T>(items: T[], ...keys: K[]) =>
           items.map((i) => {
@@ -244,6 +252,8 @@ for (const profile of PROFILES) {
         assert.deepEqual(sortBy(vpnInterfaces, name), sortBy(byName(desired.vpnInterfaces), name));
         const uid = (n: { uid: string }) => n.uid;
         assert.deepEqual(sortBy(nodes, uid), sortBy(byName(desired.k8sNodes), uid));
+        const networkId = (n: { networkId: string }) => n.networkId;
+        assert.deepEqual(sortBy(networks, networkId), sortBy(byName(desired.nodeNetworks), networkId));
 
         const ietfByName = new Map(interfaces.map((i) => [i.name, i]));
         const decisions = [
@@ -257,6 +267,7 @@ for (const profile of PROFILES) {
             diffVpnInterface(d, a, ietfByName.get(d?.name ?? a?.name ?? ''), ctx, o),
           ),
           ...diffAll(desired.k8sNodes, nodes, uid, (d, a, o) => diffK8sNode(d, a, ctx, o)),
+          ...diffAll(desired.nodeNetworks, networks, networkId, (d, a, o) => diffNodeNetwork(d, a, ctx, o)),
         ];
         assert.deepEqual(
           decisions.filter((d) => d.action !== 'none'),

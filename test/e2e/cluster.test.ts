@@ -63,217 +63,243 @@ async function odlEntry(sandbox: Sandbox, path: string): Promise<Record<string, 
 
 const enc = encodeURIComponent;
 
-describe(
-  'end to end: kube API simulator, ODL emulator, watcher, two nodes with real agents',
-  { skip: unavailable ?? false },
-  () => {
-    let sandbox: Sandbox;
+const COE_MODULES = ['k8s-node', 'pod', 'service', 'k8s-cluster'];
 
-    before(async () => {
-      sandbox = await startSandbox({
-        cluster: CLUSTER,
-        simulatedNodes: 2,
-        gracePeriodMs: 1_000,
-        ports: {
-          kube: { port: 0, explicit: false },
-          odl: { port: 0, explicit: false },
-          watcherMetrics: { port: 0, explicit: false },
-          agentMetrics: { port: 0, explicit: false },
-        },
-      });
-    });
+// Sodium (with the COE models) and Aluminium (none: the node subnets live in the node networks).
+for (const profile of ['sodium', 'aluminium'] as const)
+  describe(
+    `end to end (${profile}): kube API simulator, ODL emulator, watcher, two nodes with real agents`,
+    { skip: unavailable ?? false },
+    () => {
+      let sandbox: Sandbox;
 
-    after(async () => {
-      await sandbox?.close();
-    });
-
-    it('wires every pod created through the API, consistently across Kubernetes, OVS and ODL', async () => {
-      for (const p of PODS) {
-        await sandbox.kube.request('POST', `/api/v1/namespaces/${p.namespace}/pods`, {
-          body: {
-            apiVersion: 'v1',
-            kind: 'Pod',
-            metadata: { name: p.name, namespace: p.namespace },
-            spec: { nodeName: p.node, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] },
+      before(async () => {
+        sandbox = await startSandbox({
+          profile,
+          cluster: CLUSTER,
+          simulatedNodes: 2,
+          gracePeriodMs: 1_000,
+          ports: {
+            kube: { port: 0, explicit: false },
+            odl: { port: 0, explicit: false },
+            watcherMetrics: { port: 0, explicit: false },
+            agentMetrics: { port: 0, explicit: false },
           },
         });
-      }
-      const result = await sandbox.waitForConvergence({ timeoutMs: 60_000 });
-      assert.ok(
-        result.converged,
-        `not converged: ${JSON.stringify(result.progress)} ${result.lastError ?? ''}`,
-      );
+      });
 
-      const profile = sandbox.cliSettings.profile;
-      const vpnModule = profile === 'sodium' ? 'l3vpn' : 'l3vpn-instances-interfaces';
-      for (const p of PODS) {
-        const what = `${p.namespace}/${p.name}`;
-        const node = CLUSTER.nodes.find((n) => n.name === p.node)!;
-        const simulated = sandbox.nodes.find((n) => n.name === p.node)!;
-        const pod = await sandbox.kube.request<V1Pod>(
-          'GET',
-          `/api/v1/namespaces/${p.namespace}/pods/${p.name}`,
-        );
-        const podIp = pod.status?.podIP;
-        assert.ok(podIp, `${what} has an IP in its status`);
-        assert.equal(pod.status?.hostIP, node.internalIp, `${what} hostIP`);
+      after(async () => {
+        await sandbox?.close();
+      });
 
-        // OVS: exactly one port for the pod, on its own node's bridge.
-        const ifaceId = `${p.namespace}:${p.name}`;
-        const ports = (await bridgePorts(simulated.ovs.dbSocket, simulated.bridge)).filter(
-          (x) => x.externalIds['iface-id'] === ifaceId,
-        );
-        assert.equal(ports.length, 1, `${what}: one OVS port with iface-id ${ifaceId}`);
-        const port = ports[0]!;
-        assert.ok(port.ofport > 0, `${what}: port attached`);
-        assert.equal(port.externalIds['pod-uid'], pod.metadata?.uid, `${what}: port carries the pod UID`);
-        assert.equal(port.externalIds['ip-address'], podIp, `${what}: port ip-address = pod IP`);
-        const attachedMac = port.externalIds['attached-mac'];
-        assert.ok(attachedMac, `${what}: attached-mac set`);
-
-        // The pod's own interface, seen inside its network namespace.
-        const sandboxOfPod = sandbox.kubelets.get(p.node)?.get(p.namespace, p.name);
-        assert.ok(sandboxOfPod?.netns, `${what}: the kubelet stand-in has its sandbox`);
-        const [link] = JSON.parse(
-          (await run('ip', ['-n', sandboxOfPod.netns.name, '-j', 'addr', 'show', 'dev', 'eth0'])).stdout,
-        ) as { address: string; addr_info: { local: string }[] }[];
-        assert.equal(link?.address, attachedMac, `${what}: eth0 MAC = attached-mac`);
+      it('wires every pod created through the API, consistently across Kubernetes, OVS and ODL', async () => {
+        for (const p of PODS) {
+          await sandbox.kube.request('POST', `/api/v1/namespaces/${p.namespace}/pods`, {
+            body: {
+              apiVersion: 'v1',
+              kind: 'Pod',
+              metadata: { name: p.name, namespace: p.namespace },
+              spec: { nodeName: p.node, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] },
+            },
+          });
+        }
+        const result = await sandbox.waitForConvergence({ timeoutMs: 60_000 });
         assert.ok(
-          link?.addr_info.some((a) => a.local === podIp),
-          `${what}: eth0 holds the pod IP`,
+          result.converged,
+          `not converged: ${JSON.stringify(result.progress)} ${result.lastError ?? ''}`,
         );
 
-        // ODL: the ietf-interface named like the iface-id, its elan-interface and vpn-interface.
-        const iface = await odlEntry(sandbox, `ietf-interfaces:interfaces/interface/${enc(ifaceId)}`);
-        assert.ok(iface, `${what}: ietf-interface ${ifaceId} in ODL`);
-        assert.equal(iface.name, ifaceId);
-        const elanIf = await odlEntry(sandbox, `elan:elan-interfaces/elan-interface/${enc(ifaceId)}`);
-        assert.ok(elanIf, `${what}: elan-interface in ODL`);
-        const [staticMac] = (elanIf['static-mac-entries'] ?? []) as {
-          'mac-address': string;
-          'ip-prefix'?: string;
-        }[];
-        assert.equal(staticMac?.['mac-address'], attachedMac, `${what}: elan static MAC = attached-mac`);
-        assert.equal(staticMac?.['ip-prefix'], podIp, `${what}: elan static MAC's IP = pod IP`);
-        const vpnIf = await odlEntry(sandbox, `${vpnModule}:vpn-interfaces/vpn-interface/${enc(ifaceId)}`);
-        assert.ok(vpnIf, `${what}: vpn-interface in ODL`);
-        const adjacencies = (vpnIf['odl-l3vpn:adjacency'] ?? vpnIf.adjacency ?? []) as Record<
-          string,
-          string
-        >[];
-        const primary = adjacencies.find((a) => a.adjacency_type === 'primary-adjacency');
-        assert.equal(primary?.ip_address, `${podIp}/32`, `${what}: adjacency IP = pod IP`);
-        assert.equal(primary?.mac_address, attachedMac, `${what}: adjacency MAC = attached-mac`);
+        assert.equal(sandbox.cliSettings.profile, profile, 'the profile ODL serves');
+        const vpnModule = profile === 'sodium' ? 'l3vpn' : 'l3vpn-instances-interfaces';
+        for (const p of PODS) {
+          const what = `${p.namespace}/${p.name}`;
+          const node = CLUSTER.nodes.find((n) => n.name === p.node)!;
+          const simulated = sandbox.nodes.find((n) => n.name === p.node)!;
+          const pod = await sandbox.kube.request<V1Pod>(
+            'GET',
+            `/api/v1/namespaces/${p.namespace}/pods/${p.name}`,
+          );
+          const podIp = pod.status?.podIP;
+          assert.ok(podIp, `${what} has an IP in its status`);
+          assert.equal(pod.status?.hostIP, node.internalIp, `${what} hostIP`);
 
-        // The pod's ELAN (its node × its namespace) and VPN (its namespace) exist.
-        const elanName = elanIf['elan-instance-name'] as string;
-        assert.equal(
-          elanName,
-          `${node.internalIp}:${p.namespace}`,
-          `${what}: ELAN of its node and namespace`,
-        );
-        assert.ok(
-          await odlEntry(sandbox, `elan:elan-instances/elan-instance/${enc(elanName)}`),
-          `${what}: ELAN ${elanName} exists`,
-        );
-        const [vpnRef] = (vpnIf['vpn-instance-names'] ?? []) as { 'vpn-name': string }[];
-        assert.equal(vpnRef?.['vpn-name'], vpnName(p.namespace), `${what}: VPN of its namespace`);
-        assert.ok(
-          await odlEntry(sandbox, `${vpnModule}:vpn-instances/vpn-instance/${enc(vpnName(p.namespace))}`),
-          `${what}: VPN ${vpnName(p.namespace)} exists`,
-        );
-      }
+          // OVS: exactly one port for the pod, on its own node's bridge.
+          const ifaceId = `${p.namespace}:${p.name}`;
+          const ports = (await bridgePorts(simulated.ovs.dbSocket, simulated.bridge)).filter(
+            (x) => x.externalIds['iface-id'] === ifaceId,
+          );
+          assert.equal(ports.length, 1, `${what}: one OVS port with iface-id ${ifaceId}`);
+          const port = ports[0]!;
+          assert.ok(port.ofport > 0, `${what}: port attached`);
+          assert.equal(port.externalIds['pod-uid'], pod.metadata?.uid, `${what}: port carries the pod UID`);
+          assert.equal(port.externalIds['ip-address'], podIp, `${what}: port ip-address = pod IP`);
+          const attachedMac = port.externalIds['attached-mac'];
+          assert.ok(attachedMac, `${what}: attached-mac set`);
 
-      // Pods of one node reach each other (through br-int; see src/sandbox/datapath.ts for why
-      // pods of different nodes cannot here).
-      for (const node of CLUSTER.nodes) {
-        const sandboxes = sandbox.kubelets.get(node.name)?.list() ?? [];
-        assert.equal(sandboxes.length, PODS.filter((p) => p.node === node.name).length);
-        for (const from of sandboxes) {
-          for (const to of sandboxes) {
-            if (from === to) continue;
-            const answer = await ping(from, to.ips[0]!);
-            assert.ok(
-              answer.ok,
-              `${from.pod.name} -> ${to.pod.name} (${to.ips[0]}) on ${node.name}: ${answer.error ?? ''}`,
-            );
+          // The pod's own interface, seen inside its network namespace.
+          const sandboxOfPod = sandbox.kubelets.get(p.node)?.get(p.namespace, p.name);
+          assert.ok(sandboxOfPod?.netns, `${what}: the kubelet stand-in has its sandbox`);
+          const [link] = JSON.parse(
+            (await run('ip', ['-n', sandboxOfPod.netns.name, '-j', 'addr', 'show', 'dev', 'eth0'])).stdout,
+          ) as { address: string; addr_info: { local: string }[] }[];
+          assert.equal(link?.address, attachedMac, `${what}: eth0 MAC = attached-mac`);
+          assert.ok(
+            link?.addr_info.some((a) => a.local === podIp),
+            `${what}: eth0 holds the pod IP`,
+          );
+
+          // ODL: the ietf-interface named like the iface-id, its elan-interface and vpn-interface.
+          const iface = await odlEntry(sandbox, `ietf-interfaces:interfaces/interface/${enc(ifaceId)}`);
+          assert.ok(iface, `${what}: ietf-interface ${ifaceId} in ODL`);
+          assert.equal(iface.name, ifaceId);
+          const elanIf = await odlEntry(sandbox, `elan:elan-interfaces/elan-interface/${enc(ifaceId)}`);
+          assert.ok(elanIf, `${what}: elan-interface in ODL`);
+          const [staticMac] = (elanIf['static-mac-entries'] ?? []) as {
+            'mac-address': string;
+            'ip-prefix'?: string;
+          }[];
+          assert.equal(staticMac?.['mac-address'], attachedMac, `${what}: elan static MAC = attached-mac`);
+          assert.equal(staticMac?.['ip-prefix'], podIp, `${what}: elan static MAC's IP = pod IP`);
+          const vpnIf = await odlEntry(sandbox, `${vpnModule}:vpn-interfaces/vpn-interface/${enc(ifaceId)}`);
+          assert.ok(vpnIf, `${what}: vpn-interface in ODL`);
+          const adjacencies = (vpnIf['odl-l3vpn:adjacency'] ?? vpnIf.adjacency ?? []) as Record<
+            string,
+            string
+          >[];
+          const primary = adjacencies.find((a) => a.adjacency_type === 'primary-adjacency');
+          assert.equal(primary?.ip_address, `${podIp}/32`, `${what}: adjacency IP = pod IP`);
+          assert.equal(primary?.mac_address, attachedMac, `${what}: adjacency MAC = attached-mac`);
+
+          // The pod's ELAN (its node × its namespace) and VPN (its namespace) exist.
+          const elanName = elanIf['elan-instance-name'] as string;
+          assert.equal(
+            elanName,
+            `${node.internalIp}:${p.namespace}`,
+            `${what}: ELAN of its node and namespace`,
+          );
+          assert.ok(
+            await odlEntry(sandbox, `elan:elan-instances/elan-instance/${enc(elanName)}`),
+            `${what}: ELAN ${elanName} exists`,
+          );
+          const [vpnRef] = (vpnIf['vpn-instance-names'] ?? []) as { 'vpn-name': string }[];
+          assert.equal(vpnRef?.['vpn-name'], vpnName(p.namespace), `${what}: VPN of its namespace`);
+          assert.ok(
+            await odlEntry(sandbox, `${vpnModule}:vpn-instances/vpn-instance/${enc(vpnName(p.namespace))}`),
+            `${what}: VPN ${vpnName(p.namespace)} exists`,
+          );
+        }
+
+        // Pods of one node reach each other (through br-int; see src/sandbox/datapath.ts for why
+        // pods of different nodes cannot here).
+        for (const node of CLUSTER.nodes) {
+          const sandboxes = sandbox.kubelets.get(node.name)?.list() ?? [];
+          assert.equal(sandboxes.length, PODS.filter((p) => p.node === node.name).length);
+          for (const from of sandboxes) {
+            for (const to of sandboxes) {
+              if (from === to) continue;
+              const answer = await ping(from, to.ips[0]!);
+              assert.ok(
+                answer.ok,
+                `${from.pod.name} -> ${to.pod.name} (${to.ips[0]}) on ${node.name}: ${answer.error ?? ''}`,
+              );
+            }
           }
         }
-      }
-    });
+      });
 
-    it('pods of one node exchange TCP (HTTP GET) and UDP (echo); with TX checksum offload back on, that fails', async () => {
-      for (const node of CLUSTER.nodes) {
-        const traffic = await trafficWithinNode(node.name, sandbox.kubelets.get(node.name)?.list() ?? []);
-        assert.equal(traffic.length, PODS.filter((p) => p.node === node.name).length - 1);
-        for (const t of traffic) {
-          const what = `${t.from.pod} -> ${t.to.pod} (${t.to.ip}) on ${node.name}`;
-          assert.ok(t.tcp.ok, `${what} TCP: ${t.tcp.error ?? ''}`);
-          assert.ok(t.udp.ok, `${what} UDP: ${t.udp.error ?? ''}`);
+      it('pods of one node exchange TCP (HTTP GET) and UDP (echo); with TX checksum offload back on, that fails', async () => {
+        for (const node of CLUSTER.nodes) {
+          const traffic = await trafficWithinNode(node.name, sandbox.kubelets.get(node.name)?.list() ?? []);
+          assert.equal(traffic.length, PODS.filter((p) => p.node === node.name).length - 1);
+          for (const t of traffic) {
+            const what = `${t.from.pod} -> ${t.to.pod} (${t.to.ip}) on ${node.name}`;
+            assert.ok(t.tcp.ok, `${what} TCP: ${t.tcp.error ?? ''}`);
+            assert.ok(t.udp.ok, `${what} UDP: ${t.udp.error ?? ''}`);
+          }
         }
-      }
-      // The agent's fix undone by hand on one pair: the same exchange must fail (the check can fail).
-      const [from, to] = podPairsWithinNode(sandbox.kubelets.get(CLUSTER.nodes[0]!.name)?.list() ?? [])[0]!;
-      const tx = (pod: WiredPod, onOff: 'on' | 'off') =>
-        run('nsenter', [`--net=${pod.netns.path}`, 'ethtool', '-K', 'eth0', 'tx', onOff]);
-      await tx(from, 'on');
-      await tx(to, 'on');
-      try {
-        const broken = await exchangeTraffic(from.netns.path, to.netns.path, to.ip, { timeoutMs: 3_000 });
-        assert.equal(broken.tcp.ok, false, `${from.pod} -> ${to.pod}: TCP must fail with offload on`);
-        assert.equal(broken.udp.ok, false, `${from.pod} -> ${to.pod}: UDP must fail with offload on`);
-      } finally {
-        await tx(from, 'off');
-        await tx(to, 'off');
-      }
-    });
+        // The agent's fix undone by hand on one pair: the same exchange must fail (the check can fail).
+        const [from, to] = podPairsWithinNode(sandbox.kubelets.get(CLUSTER.nodes[0]!.name)?.list() ?? [])[0]!;
+        const tx = (pod: WiredPod, onOff: 'on' | 'off') =>
+          run('nsenter', [`--net=${pod.netns.path}`, 'ethtool', '-K', 'eth0', 'tx', onOff]);
+        await tx(from, 'on');
+        await tx(to, 'on');
+        try {
+          const broken = await exchangeTraffic(from.netns.path, to.netns.path, to.ip, { timeoutMs: 3_000 });
+          assert.equal(broken.tcp.ok, false, `${from.pod} -> ${to.pod}: TCP must fail with offload on`);
+          assert.equal(broken.udp.ok, false, `${from.pod} -> ${to.pod}: UDP must fail with offload on`);
+        } finally {
+          await tx(from, 'off');
+          await tx(to, 'off');
+        }
+      });
 
-    it('leaves no port, lease, pod namespace or ODL object behind once the pods are deleted', async () => {
-      const podNamespaces = [...sandbox.kubelets.values()]
-        .flatMap((k) => k.list().map((s) => s.netns?.name))
-        .filter(Boolean);
-      assert.equal(podNamespaces.length, PODS.length);
-      for (const p of PODS) {
-        // As kubelet does for a pod being deleted: stop the sandbox (CNI DEL), then the object goes.
-        await sandbox.kubelets.get(p.node)!.stopPod(p.namespace, p.name);
-        await sandbox.kube.request('DELETE', `/api/v1/namespaces/${p.namespace}/pods/${p.name}`);
-      }
+      it('leaves no port, lease, pod namespace or ODL object behind once the pods are deleted', async () => {
+        const podNamespaces = [...sandbox.kubelets.values()]
+          .flatMap((k) => k.list().map((s) => s.netns?.name))
+          .filter(Boolean);
+        assert.equal(podNamespaces.length, PODS.length);
+        for (const p of PODS) {
+          // As kubelet does for a pod being deleted: stop the sandbox (CNI DEL), then the object goes.
+          await sandbox.kubelets.get(p.node)!.stopPod(p.namespace, p.name);
+          await sandbox.kube.request('DELETE', `/api/v1/namespaces/${p.namespace}/pods/${p.name}`);
+        }
 
-      for (const node of sandbox.nodes) {
-        assert.deepEqual(
-          await bridgePorts(node.ovs.dbSocket, node.bridge),
-          [],
-          `${node.name}: no OVS port left`,
-        );
-        const leases = (await readdir(node.leaseDir).catch(() => [] as string[])).filter((f) =>
-          /^\d+\.\d+\.\d+\.\d+$/.test(f),
-        );
-        assert.deepEqual(leases, [], `${node.name}: no IPAM lease left`);
-      }
-      const listed = (await run('ip', ['netns', 'list'])).stdout;
-      for (const ns of podNamespaces) assert.ok(!listed.includes(ns!), `pod namespace ${ns} removed`);
-
-      // ODL: every pod object at once, the instances after their (1 s) grace period; the nodes stay.
-      const owner = ownerContextOf(sandbox.cliSettings);
-      await waitFor(
-        async () => {
-          const { state } = await readOdl(sandbox.restconf, sandbox.cliSettings);
-          const left = (
-            ['interface', 'elanInterface', 'vpnInterface', 'elanInstance', 'vpnInstance'] as const
-          ).flatMap((kind) =>
-            state.owned(kind, owner).map((e) => `${kind} ${state.table.spec(kind).nameOf(e)}`),
+        for (const node of sandbox.nodes) {
+          assert.deepEqual(
+            await bridgePorts(node.ovs.dbSocket, node.bridge),
+            [],
+            `${node.name}: no OVS port left`,
           );
-          if (left.length > 0) throw new Error(`still in ODL: ${left.join(', ')}`);
-          assert.equal(state.owned('k8sNode', owner).length, CLUSTER.nodes.length, 'k8s-node entries stay');
-          return true;
-        },
-        { timeoutMs: 30_000, what: 'ODL to hold nothing of the deleted pods' },
-      );
-      // Nothing of ours at all beyond the nodes: not even foreign-looking leftovers.
-      const after = await sandbox.dump();
-      assert.deepEqual(after.vpns, []);
-      assert.deepEqual(after.elansWithoutVpn, []);
-      assert.deepEqual(after.interfacesWithoutElan, []);
-    });
-  },
-);
+          const leases = (await readdir(node.leaseDir).catch(() => [] as string[])).filter((f) =>
+            /^\d+\.\d+\.\d+\.\d+$/.test(f),
+          );
+          assert.deepEqual(leases, [], `${node.name}: no IPAM lease left`);
+        }
+        const listed = (await run('ip', ['netns', 'list'])).stdout;
+        for (const ns of podNamespaces) assert.ok(!listed.includes(ns!), `pod namespace ${ns} removed`);
+
+        // ODL: every pod object at once, the instances after their (1 s) grace period; the nodes stay.
+        const owner = ownerContextOf(sandbox.cliSettings);
+        await waitFor(
+          async () => {
+            const { state } = await readOdl(sandbox.restconf, sandbox.cliSettings);
+            const left = (
+              ['interface', 'elanInterface', 'vpnInterface', 'elanInstance', 'vpnInstance'] as const
+            ).flatMap((kind) =>
+              state.owned(kind, owner).map((e) => `${kind} ${state.table.spec(kind).nameOf(e)}`),
+            );
+            if (left.length > 0) throw new Error(`still in ODL: ${left.join(', ')}`);
+            // The nodes' records stay: their networks (every release) and k8s-node entries (Sodium).
+            assert.equal(
+              state.owned('dhcpNetwork', owner).length,
+              CLUSTER.nodes.length,
+              'node networks stay',
+            );
+            if (profile === 'sodium')
+              assert.equal(
+                state.owned('k8sNode', owner).length,
+                CLUSTER.nodes.length,
+                'k8s-node entries stay',
+              );
+            return true;
+          },
+          { timeoutMs: 30_000, what: 'ODL to hold nothing of the deleted pods' },
+        );
+        // Nothing of ours at all beyond the nodes: not even foreign-looking leftovers.
+        const after = await sandbox.dump();
+        assert.deepEqual(after.vpns, []);
+        assert.deepEqual(after.elansWithoutVpn, []);
+        assert.deepEqual(after.interfacesWithoutElan, []);
+        assert.deepEqual(
+          after.nodeNetworks.map((n) => n.subnets).sort(),
+          CLUSTER.nodes.map((n) => [n.podCidr]).sort(),
+        );
+        if (profile === 'aluminium')
+          assert.deepEqual(
+            Object.keys(sandbox.odl.counters().modules).filter((m) => COE_MODULES.includes(m)),
+            [],
+            'no request into a COE module',
+          );
+      });
+    },
+  );

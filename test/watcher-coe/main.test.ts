@@ -20,6 +20,7 @@ import {
   createSlice,
   readCoe,
   slice,
+  startCoeWatcher,
   startEnv,
   waitFor,
   type Env,
@@ -135,4 +136,28 @@ describe('odlcoe-watcher --backend coe-northbound', () => {
     w.child.kill('SIGTERM');
     assert.equal(await w.exited, 0, w.log.slice(-5).join('\n'));
   });
+});
+
+describe('coe-northbound on a release without the COE models', () => {
+  for (const target of [
+    { profile: 'aluminium', dialect: 'rfc8040' },
+    { profile: 'sodium', dialect: 'bierman02', features: [] },
+  ] as const) {
+    it(`refuses to start on ${target.profile}${'features' in target ? ' without the COE feature' : ''}, naming the missing models`, async () => {
+      const env = await startEnv(target);
+      try {
+        await assert.rejects(
+          startCoeWatcher(env),
+          /the coe-northbound backend writes ODL's COE models, which this ODL \((aluminium|sodium)\) does not have \(no module pod, service, k8s-node\)/,
+        );
+        assert.deepEqual(
+          Object.keys(env.emu.counters().modules).filter((m) => ['pod', 'service', 'k8s-node'].includes(m)),
+          [],
+          'no request into a COE module',
+        );
+      } finally {
+        await env.close();
+      }
+    });
+  }
 });

@@ -6,7 +6,9 @@
  * dependant checks, garbage collection of what ODL holds of ours) and odlcoectl's dump and gc.
  *
  * The kind needs its ELAN first (a prerequisite that must be ours), so the table alone says
- * that a pool is written after its ELAN and deleted before it.
+ * that a pool is written after its ELAN and deleted before it. It shares its list with the
+ * built-in node networks (`odlcoe-node:<node>`): each kind takes the other's entries for
+ * foreign ones, and the checks below look at the pools of ELANs only.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -24,6 +26,7 @@ import type { OdlKindSpec } from '../../src/netvirt/kind.js';
 import { elanKey, keysOfPod } from '../../src/netvirt/keys.js';
 import { NETVIRT_KINDS } from '../../src/netvirt/kinds.js';
 import { markerOwnership } from '../../src/netvirt/ownership.js';
+import { nodeOfNetwork } from '../../src/netvirt/node-network.js';
 import { netvirtPaths } from '../../src/netvirt/paths.js';
 import { planElan, planNetvirtKey, type NetvirtPlanInputs } from '../../src/netvirt/plan-netvirt.js';
 import { absent, keep, present, type KeyPlan } from '../../src/netvirt/plan.js';
@@ -85,7 +88,7 @@ function poolDecisions(
 function poolKind(profile: Profile): OdlKindSpec<DhcpNetwork> {
   return {
     kind: 'poolNetwork',
-    label: 'dhcp-network',
+    label: 'namespace-pool',
     module: () => 'dhcp_allocation_pool',
     list: (p) => [...netvirtPaths(p).dhcpAllocationPool(), { name: 'network' }],
     entry: (p, name) => poolPath(p, name),
@@ -171,10 +174,11 @@ describe('a kind added from outside src/ (throw-away DHCP pool per namespace ELA
   let record: string;
   const profile: Profile = 'sodium';
 
+  /** The pools of the throw-away kind (the node networks in the same list are not). */
   const pools = async () =>
-    (
-      await env.odl.getEntries([...netvirtPaths(profile).dhcpAllocationPool(), { name: 'network' }], 'config')
-    ).map((e) => e as { 'network-id': string; 'allocation-pool'?: { subnet: string }[] });
+    (await env.odl.getEntries([...netvirtPaths(profile).dhcpAllocationPool(), { name: 'network' }], 'config'))
+      .map((e) => e as { 'network-id': string; 'allocation-pool'?: { subnet: string }[] })
+      .filter((e) => nodeOfNetwork(e['network-id']) === undefined);
   const elans = async () =>
     (
       await env.odl.getEntries(
@@ -264,10 +268,13 @@ describe('a kind added from outside src/ (throw-away DHCP pool per namespace ELA
         ['10.30.1.0/24'],
       );
     });
-    // Creates are POSTs to the parent list.
-    const urls = (await writes()).map((w) => `${w.method} ${decodeURIComponent(w.url)}`);
+    // Creates are POSTs to the parent list (the node network's too: the pool is the one naming the ELAN).
+    const all = await writes();
+    const urls = all.map((w) => `${w.method} ${decodeURIComponent(w.url)}`);
     const elanAt = urls.findIndex((u) => u.endsWith('elan:elan-instances'));
-    const poolAt = urls.findIndex((u) => u.includes('dhcp_allocation_pool'));
+    const poolAt = all.findIndex(
+      (w) => w.url.includes('dhcp_allocation_pool') && JSON.stringify(w.body).includes(ELAN),
+    );
     assert.ok(elanAt >= 0 && poolAt > elanAt, `ELAN written before its pool: ${urls.join(' | ')}`);
   });
 
@@ -294,20 +301,20 @@ describe('a kind added from outside src/ (throw-away DHCP pool per namespace ELA
     assert.equal(dump.code, 0, dump.stderr);
     const tree = JSON.parse(dump.stdout) as { objects?: Record<string, { name: string }[]> };
     assert.deepEqual(
-      tree.objects?.['dhcp-network']?.map((o) => o.name),
+      tree.objects?.['namespace-pool']?.map((o) => o.name),
       [ELAN],
     );
     const human = await cli(['dump']);
     assert.match(
       human.stdout,
-      new RegExp(`dhcp-network[\\s\\S]*${ELAN.replace(/\./g, '\\.')}.*pools 10\\.30\\.3\\.0/24`),
+      new RegExp(`namespace-pool[\\s\\S]*${ELAN.replace(/\./g, '\\.')}.*pools 10\\.30\\.3\\.0/24`),
     );
 
     const gc = await cli(['gc', '--dry-run', '-o', 'json']);
     assert.equal(gc.code, 0, gc.stderr);
     const plan = JSON.parse(gc.stdout) as { candidates: { kind: string; name: string }[] };
     const order = plan.candidates.map((c) => `${c.kind} ${c.name}`);
-    const poolAt = order.indexOf(`dhcp-network ${ELAN}`);
+    const poolAt = order.indexOf(`namespace-pool ${ELAN}`);
     const elanAt = order.indexOf(`elan-instance ${ELAN}`);
     assert.ok(poolAt >= 0 && elanAt > poolAt, `pool collected before its ELAN: ${order.join(', ')}`);
   });
@@ -323,7 +330,7 @@ describe('a kind added from outside src/ (throw-away DHCP pool per namespace ELA
       .slice(before)
       .filter((w) => w.method === 'DELETE')
       .map((w) => decodeURIComponent(w.url));
-    const poolAt = deletes.findIndex((u) => u.includes('dhcp_allocation_pool'));
+    const poolAt = deletes.findIndex((u) => u.includes('dhcp_allocation_pool') && u.includes(ELAN));
     const elanAt = deletes.findIndex((u) => u.includes(`elan-instance=${ELAN}`));
     assert.ok(poolAt >= 0 && elanAt > poolAt, `pool deleted before its ELAN: ${deletes.join(' | ')}`);
   });

@@ -98,7 +98,7 @@ const nodeRow = (name: string) => {
 };
 
 /** What ODL must hold after the scenario, entry by entry, as ODL returns entries. */
-export function expectedOdl(profile: Profile, uids: Uids): OdlLists {
+export function expectedOdl(profile: Profile, uids: Uids, coe = profile === 'sodium'): OdlLists {
   const pods = PODS.filter((p) => !p.deleted && !p.hostNetwork).sort((a, b) =>
     `${a.ns}:${a.name}`.localeCompare(`${b.ns}:${b.name}`),
   );
@@ -162,13 +162,29 @@ export function expectedOdl(profile: Profile, uids: Uids): OdlLists {
         },
       ],
     })),
-    'k8s-nodes': NODES.map((n) => ({
-      uid: uids.nodes[n.name],
-      'cluster-id': CLUSTER_ID,
-      'host-name': n.name,
-      'internal-ip-address': n.ip,
-      'pod-cidr': n.podCIDR,
-    })).sort((a, b) => String(a.uid).localeCompare(String(b.uid))),
+    // Only where ODL has the COE models (Sodium with COE).
+    'k8s-nodes': (coe
+      ? NODES.map((n) => ({
+          uid: uids.nodes[n.name],
+          'cluster-id': CLUSTER_ID,
+          'host-name': n.name,
+          'internal-ip-address': n.ip,
+          'pod-cidr': n.podCIDR,
+        }))
+      : []
+    ).sort((a, b) => String(a.uid).localeCompare(String(b.uid))),
+    // Every release: the node networks the agents read their subnet from.
+    'dhcp-network': NODES.map((n) => ({
+      'network-id': `odlcoe-node:${n.name}`,
+      'allocation-pool': [
+        {
+          subnet: n.podCIDR,
+          'allocate-from': n.podCIDR.replace(/0\/24$/, '2'),
+          'allocate-to': n.podCIDR.replace(/0\/24$/, '254'),
+          gateway: n.gateway,
+        },
+      ],
+    })).sort((a, b) => a['network-id'].localeCompare(b['network-id'])),
   } as OdlLists;
 }
 

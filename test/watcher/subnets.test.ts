@@ -1,13 +1,15 @@
 /**
- * Node subnet sources. `allocate`: subnets carved from the cluster CIDR, recorded in ODL,
- * stable across restarts, freed when the node goes, exhaustion reported (error log, Event,
- * metric). `odl`: an ODL user sets pod-cidr; the watcher reads it, never overwrites it.
- * (`podCIDR` is what the scenario tests use.)
+ * Node subnet sources. `allocate`: subnets carved from the cluster CIDR, recorded in ODL (the
+ * node networks, and k8s-node entries where ODL has them), stable across restarts, freed when
+ * the node goes, exhaustion reported (error log, Event, metric). `odl`: an ODL user creates the
+ * node network (or, on Sodium with COE, sets pod-cidr in k8s-node, carried into the network);
+ * the watcher reads it, never overwrites it. (`podCIDR` is what the scenario tests use.)
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { createRegistry } from '../../src/common/metrics.js';
 import {
+  coeRequests,
   createNamespace,
   createNode,
   createPod,
@@ -21,6 +23,7 @@ import {
   writeCount,
   type Env,
 } from './testing.js';
+import type { Watcher } from '../../src/watcher/watcher.js';
 
 const nodeCidrs = async (env: Env, uids: Record<string, string>) => {
   const entries = (await readOdl(env))['k8s-nodes'];
@@ -29,12 +32,40 @@ const nodeCidrs = async (env: Env, uids: Record<string, string>) => {
   );
 };
 
+/** A node change (a label) and a full resync: what must leave an ODL user's subnet alone. */
+async function touchAndResync(env: Env, watcher: Watcher): Promise<void> {
+  await env.core.patchNode({
+    name: 'node-a',
+    body: [{ op: 'add', path: '/metadata/labels', value: { x: 'y' } }],
+  });
+  await watcher.resync();
+  await watcher.idle();
+}
+
 describe('node subnets', () => {
   let cleanups: (() => Promise<void>)[] = [];
   afterEach(async () => {
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
     cleanups = [];
   });
+
+  /**
+   * `odl`: node-a (whose spec.podCIDR must be ignored), a pod with an IP on it, and a watcher,
+   * once the pod's elan-interface is written (it needs no subnet).
+   */
+  const odlSourceWorld = async (profile: 'sodium' | 'aluminium') => {
+    const env = await startEnv({ profile, dialect: 'bierman02' });
+    cleanups.push(() => env.close());
+    const uid = await createNode(env, 'node-a', '192.168.60.1', '10.99.0.0/24');
+    await createNamespace(env, 'apps');
+    await createPod(env, 'apps', 'p', 'node-a', { ip: '10.251.7.10' });
+    const watcher = await startTestWatcher(env, { subnetSource: 'odl', subnetPollMs: 200 });
+    cleanups.push(() => watcher.close());
+    await waitFor(async () => (await readOdl(env))['elan-interface'].length === 1, {
+      what: 'the elan-interface',
+    });
+    return { env, uid, watcher };
+  };
 
   it('allocate: carves stable subnets, reports exhaustion, reuses a freed subnet', async () => {
     const env = await startEnv({ profile: 'sodium', dialect: 'rfc8040' });
@@ -179,19 +210,8 @@ describe('node subnets', () => {
     });
   });
 
-  it('odl: reads the pod-cidr an ODL user sets and never overwrites it', async () => {
-    const env = await startEnv({ profile: 'aluminium', dialect: 'bierman02' });
-    cleanups.push(() => env.close());
-    // spec.podCIDR is set but must be ignored: the source is ODL.
-    const uid = await createNode(env, 'node-a', '192.168.60.1', '10.99.0.0/24');
-    await createNamespace(env, 'apps');
-    await createPod(env, 'apps', 'p', 'node-a', { ip: '10.251.7.10' });
-    const watcher = await startTestWatcher(env, { subnetSource: 'odl', subnetPollMs: 200 });
-    cleanups.push(() => watcher.close());
-
-    await waitFor(async () => (await readOdl(env))['elan-interface'].length === 1, {
-      what: 'the elan-interface',
-    });
+  it('odl (Sodium with COE): reads the pod-cidr an ODL user sets in k8s-node, carries it into the node network, never overwrites it', async () => {
+    const { env, uid, watcher } = await odlSourceWorld('sodium');
     let odl = await readOdl(env);
     assert.deepEqual(odl['k8s-nodes'], [
       {
@@ -202,6 +222,7 @@ describe('node subnets', () => {
       },
     ]);
     assert.equal(odl['vpn-interface'].length, 0, 'no vpn-interface before the subnet is known');
+    assert.deepEqual(odl['dhcp-network'], [], 'no node network before the subnet is known');
 
     // The ODL user assigns the subnet (a whole-entry PUT, as a RESTCONF user would).
     const entry = { ...odl['k8s-nodes'][0], 'pod-cidr': '10.251.7.0/24' };
@@ -216,16 +237,109 @@ describe('node subnets', () => {
       what: 'the vpn-interface',
     });
     odl = await readOdl(env);
+    const adjacency = (odl['vpn-interface'][0]?.['odl-l3vpn:adjacency'] as Record<string, unknown>[])[0];
+    assert.equal(adjacency?.subnet_gateway_ip, '10.251.7.1');
+    // Carried over, unchanged, into the network the agents read.
+    await waitFor(async () => (await readOdl(env))['dhcp-network'].length === 1, {
+      what: 'the node network',
+    });
+    assert.deepEqual((await readOdl(env))['dhcp-network'], [
+      {
+        'network-id': 'odlcoe-node:node-a',
+        'allocation-pool': [
+          {
+            subnet: '10.251.7.0/24',
+            gateway: '10.251.7.1',
+            'allocate-from': '10.251.7.2',
+            'allocate-to': '10.251.7.254',
+          },
+        ],
+      },
+    ]);
+
+    // A node change and a full resync leave the user's pod-cidr alone.
+    await touchAndResync(env, watcher);
+    assert.equal((await readOdl(env))['k8s-nodes'][0]?.['pod-cidr'], '10.251.7.0/24');
+  });
+
+  it('odl (Aluminium): reads the node network an ODL user creates over RESTCONF and never overwrites it; no COE request', async () => {
+    const { env, watcher } = await odlSourceWorld('aluminium');
+    let odl = await readOdl(env);
+    assert.equal(odl['vpn-interface'].length, 0, 'no vpn-interface before the subnet is known');
+    assert.deepEqual(odl['dhcp-network'], [], 'the watcher creates no network in odl mode');
+
+    // The ODL user creates the node's network (its own choice of range and a DNS server).
+    const network = {
+      'network-id': 'odlcoe-node:node-a',
+      'allocation-pool': [
+        {
+          subnet: '10.251.7.0/24',
+          gateway: '10.251.7.1',
+          'allocate-from': '10.251.7.100',
+          'allocate-to': '10.251.7.200',
+          'dns-servers': ['10.96.0.10'],
+        },
+      ],
+    };
+    await env.odl.put(
+      [
+        { module: 'dhcp_allocation_pool', name: 'dhcp_allocation_pool' },
+        { name: 'network', keys: ['odlcoe-node:node-a'] },
+      ],
+      { 'dhcp_allocation_pool:network': [network] },
+    );
+    await waitFor(async () => (await readOdl(env))['vpn-interface'].length === 1, {
+      what: 'the vpn-interface',
+    });
+    odl = await readOdl(env);
     const adjacency = (odl['vpn-interface'][0]?.adjacency as Record<string, unknown>[])[0];
     assert.equal(adjacency?.subnet_gateway_ip, '10.251.7.1');
 
-    // A node change and a full resync leave the user's pod-cidr alone.
-    await env.core.patchNode({
-      name: 'node-a',
-      body: [{ op: 'add', path: '/metadata/labels', value: { x: 'y' } }],
+    // A node change and a full resync leave the user's network alone.
+    await touchAndResync(env, watcher);
+    assert.deepEqual((await readOdl(env))['dhcp-network'], [network]);
+    assert.deepEqual(coeRequests(env), {}, 'no request into a COE module');
+  });
+
+  it('allocate (Aluminium): allocations live in the node networks, stable across a restart; no COE request', async () => {
+    const env = await startEnv({ profile: 'aluminium', dialect: 'rfc8040' });
+    cleanups.push(() => env.close());
+    const settings = {
+      subnetSource: 'allocate' as const,
+      clusterCidr: '10.252.0.0/23',
+      nodePrefixLength: 24,
+    };
+    for (const [name, ip] of [
+      ['node-a', '192.168.80.1'],
+      ['node-b', '192.168.80.2'],
+    ] as const)
+      await createNode(env, name, ip);
+    const first = await startTestWatcher(env, settings);
+    cleanups.push(() => first.close());
+    const networks = async () =>
+      Object.fromEntries(
+        (await readOdl(env))['dhcp-network'].map((n) => [
+          n['network-id'],
+          (n['allocation-pool'] as { subnet: string }[])[0]?.subnet,
+        ]),
+      );
+    await waitFor(async () => Object.keys(await networks()).length === 2, { what: 'two node networks' });
+    const allocated = await networks();
+    assert.deepEqual(Object.values(allocated).sort(), ['10.252.0.0/24', '10.252.1.0/24']);
+    await first.idle();
+    await first.close();
+    const writes = writeCount(env);
+    const events = new RecordedEvents();
+    const second = await startTestWatcher(env, settings, { events });
+    cleanups.push(() => second.close());
+    await second.idle();
+    assert.equal(writeCount(env), writes, 'nothing rewritten after a restart');
+    assert.deepEqual(await networks(), allocated);
+    // The pool is used up: a third node gets none (the allocations were recovered).
+    await createNode(env, 'node-c', '192.168.80.3');
+    await waitFor(() => events.events.some((e) => e.reason === 'PodSubnetExhausted'), {
+      what: 'node-c finds the pool used up',
     });
-    await watcher.resync();
-    await watcher.idle();
-    assert.equal((await readOdl(env))['k8s-nodes'][0]?.['pod-cidr'], '10.251.7.0/24');
+    assert.deepEqual(coeRequests(env), {}, 'no request into a COE module');
   });
 });

@@ -7,23 +7,17 @@
  */
 import type { V1Node } from '@kubernetes/client-node';
 import { errorMessage } from '../../common/log.js';
-import type { K8sNode } from '../../netvirt/k8s-node.js';
+import type { DhcpNetwork } from '../../netvirt/dhcp.js';
 import type { KindContext } from '../../netvirt/kind.js';
 import type { OdlEntries, OdlKind } from '../../netvirt/kinds.js';
-import { elanKey, nodeKey, podKey, vpnKey } from '../../netvirt/keys.js';
-import {
-  cidrContains,
-  elanInstanceName,
-  gatewayIp,
-  interfaceName,
-  parseCidr,
-  vpnName,
-} from '../../netvirt/names.js';
+import { elanKey, nodeNetworkKey, podKey, vpnKey } from '../../netvirt/keys.js';
+import { networkSubnets, nodeNetworkName, nodeNetworkSummary } from '../../netvirt/node-network.js';
+import { cidrContains, elanInstanceName, interfaceName, parseCidr, vpnName } from '../../netvirt/names.js';
 import { nodeInternalIp } from '../../netvirt/kube.js';
 import type { OwnerContext } from '../../netvirt/ownership.js';
 import { vpnRouteDistinguisher } from '../../netvirt/ownership.js';
 import { planElan, planPod, planVpn, type NetvirtPlanInputs } from '../../netvirt/plan-netvirt.js';
-import { planNode } from '../../netvirt/plan-node.js';
+import { planNodeNetwork } from '../../netvirt/plan-node.js';
 import type { EntryPlan, EntrySubnet, KeyPlan } from '../../netvirt/plan.js';
 import { clusterPlanInputs } from '../../netvirt/translate-cluster.js';
 import type { TranslateSettings } from '../../netvirt/translate-settings.js';
@@ -130,10 +124,10 @@ const entryOf = (plan: KeyPlan, kind: string): EntryPlan | undefined =>
 
 /**
  * The subnet the node's pods are addressed from: `spec.podCIDR` for that source, else the
- * `pod-cidr` the node's entry in ODL carries (what the agent reads).
+ * subnet of the node's network in ODL (what the agent reads).
  */
-function subnetOf(node: V1Node, entry: K8sNode | undefined, source: SubnetSource): string | undefined {
-  const cidr = source === 'podCIDR' ? node.spec?.podCIDR : entry?.podCidr;
+function subnetOf(node: V1Node, network: DhcpNetwork | undefined, source: SubnetSource): string | undefined {
+  const cidr = source === 'podCIDR' ? node.spec?.podCIDR : networkSubnets(network)[0];
   return cidr?.trim() || undefined;
 }
 
@@ -150,7 +144,7 @@ function entrySubnet(subnet: string | undefined, source: SubnetSource): EntrySub
 
 /** Why a node has no subnet, by source. */
 function whoAssigns(source: SubnetSource, nodeName: string): string {
-  if (source === 'odl') return 'an ODL user must set it';
+  if (source === 'odl') return 'an ODL user must create the node network';
   if (source === 'podCIDR') return `node ${nodeName} has no spec.podCIDR`;
   return 'the watcher has not allocated one (is the cluster CIDR used up? see status)';
 }
@@ -162,19 +156,19 @@ function judgeSubnet(
   subnet: string | undefined,
   source: SubnetSource,
   url: string,
-): Judge<K8sNode> {
+): Judge<DhcpNetwork> {
   const nodeName = node.metadata?.name ?? '?';
   return (entry) => {
-    const object = `k8s-node ${entry.uid}`;
+    const object = `dhcp-network ${entry.networkId}`;
     if (subnet === undefined)
       return {
         status: 'missing',
-        message: `${object} (node ${nodeName}) has no pod-cidr at ${url}: the node's pod subnet is not assigned (${whoAssigns(source, nodeName)}); the agent cannot configure IPAM`,
+        message: `${object} (node ${nodeName}) has no usable allocation-pool at ${url}: the node's pod subnet is not assigned (${whoAssigns(source, nodeName)}); the agent cannot configure IPAM`,
       };
     try {
       parseCidr(subnet);
     } catch (err) {
-      return { status: 'mismatch', message: `${object} pod-cidr is unusable: ${errorMessage(err)}` };
+      return { status: 'mismatch', message: `${object} subnet is unusable: ${errorMessage(err)}` };
     }
     if (facts.address && !cidrContains(subnet, facts.address))
       return {
@@ -201,7 +195,7 @@ export async function checkOdl(
   const podName = pod.metadata?.name ?? '';
   const ifName = interfaceName(ns, podName);
 
-  // Node subnet: the plan of the node's key, over what its entry holds now.
+  // Node subnet: the plan of the node's network key, over what the network holds now.
   let subnet: string | undefined;
   if (!node) trace.add('node-subnet', 'skipped', null, null, 'the pod has no (known) node');
   else {
@@ -216,21 +210,27 @@ export async function checkOdl(
         `node ${nodeName} has no ${uid ? 'InternalIP address' : 'uid'}: odlcoe cannot name its ELANs or register it in ODL`,
       );
     else {
-      const url = odl.url('k8sNode', uid);
-      await odl.step(trace, 'node-subnet', 'k8sNode', uid, (current) => {
+      const network = nodeNetworkName(nodeName);
+      const url = odl.url('dhcpNetwork', network);
+      await odl.step(trace, 'node-subnet', 'dhcpNetwork', network, (current) => {
         subnet = subnetOf(node, current, source);
         const s = subnet;
-        const plan = planNode(nodeKey(uid), uid, {
+        const plan = planNodeNetwork(nodeNetworkKey(nodeName), nodeName, {
           settings,
+          k8sNodeModel: false,
+          node: () => node,
           nodeByUid: () => node,
           nodeSubnet: () => s,
           nodeEntrySubnet: () => entrySubnet(s, source),
           subnetHolder: () => undefined,
+          nodeNetworkSubnet: () => entrySubnet(s, source),
+          networkHolder: () => undefined,
         });
         return {
-          planned: entryOf(plan, 'k8sNode'),
+          // `odl`: an ODL user's network, judged by presence and use only.
+          planned: source === 'odl' ? undefined : entryOf(plan, 'dhcpNetwork'),
           describe: (e) =>
-            `k8s-node ${e.uid} (node ${nodeName}, ${nodeInternalIp(node)}) pod subnet ${s}, gateway ${s ? gatewayIp(s) : '?'}`,
+            `dhcp-network ${e.networkId} (node ${nodeName}, ${nodeInternalIp(node)}): ${nodeNetworkSummary(e)}`,
           judge: judgeSubnet(facts, node, s, source, url),
         };
       });

@@ -13,6 +13,7 @@
 import { namedKey, nodeKey, parseCoeKey, podKey, serviceKey } from '../../netvirt/coe/keys.js';
 import { planCoeKey, type CoePlanInputs } from '../../netvirt/coe/plan.js';
 import { COE_KINDS } from '../../netvirt/kinds.js';
+import { OdlModelsError } from '../../odl/models.js';
 import type { BackendContext } from '../backend.js';
 import type { ClusterChange, OptionalResource } from '../cluster-view.js';
 import { OdlBackend } from '../odl-backend.js';
@@ -29,6 +30,11 @@ export class CoeNorthboundBackend extends OdlBackend {
   constructor(ctx: BackendContext) {
     // COE entries have no grace period; pod entries carry no subnet (nothing to hold a node's).
     super(ctx, COE_KINDS, 0, false);
+    const missing = COE_KINDS.kinds.filter((k) => !this.table.has(k));
+    if (missing.length > 0)
+      throw new OdlModelsError(
+        `the coe-northbound backend writes ODL's COE models, which this ODL (${ctx.models.profile}) does not have (no module ${[...new Set(missing.map((k) => COE_KINDS.spec(k).module(ctx.models.profile)))].join(', ')}): use the netvirt backend`,
+      );
     // Subscribed now, before the core maps changes to keys (see BackendContext.view).
     this.slices = new ServiceSlices(ctx.view);
     const view = ctx.view;
@@ -37,6 +43,7 @@ export class CoeNorthboundBackend extends OdlBackend {
     const servicesNamed = this.cache.addIndex('coeService', named);
     this.inputs = {
       settings: this.translate,
+      k8sNodeModel: true,
       pod: (ns, name) => view.pod(ns, name),
       podByUid: (uid) => view.pods.list().find((p) => p.metadata?.uid === uid),
       node: (name) => view.node(name),
