@@ -27,7 +27,7 @@ import type { RestconfAuth } from '../restconf/auth.js';
 import { RestconfClient } from '../restconf/client.js';
 import { PodChecksumOffload } from './checksum-offload.js';
 import { CniBinDir, SHIM_SOURCE } from './cni/bin-dir.js';
-import { readConflistSubnet, renderConflist, writeFileAtomic } from './cni/conflist.js';
+import { ipamRange, readConflistSubnet, renderConflist, writeFileAtomic } from './cni/conflist.js';
 import { CNI_ERROR, CniError } from './cni/error.js';
 import { replayPendingDels } from './cni/pending-del.js';
 import { startCniServer, type CniServer } from './cni/server.js';
@@ -38,6 +38,7 @@ import { HostLocalIpam, HostLocalLeaseStore } from './ipam.js';
 import { KeyedLock } from './keyed-lock.js';
 import { AgentMetrics } from './metrics.js';
 import { setupNodeOvs } from './node-setup.js';
+import { NodeGateway } from './node-gateway.js';
 import { fetchNodeSubnet, type FoundNodeSubnet } from './node-subnet.js';
 import { PodAttacher, type IpamState } from './pod-attach.js';
 import { defaultRoute, parsePodSubnet, type PodSubnet } from './pod-subnet.js';
@@ -84,6 +85,8 @@ export class Agent {
   private readonly informer: Informer<V1Pod>;
   private readonly attacher: PodAttacher;
   private readonly checksumOffload: PodChecksumOffload;
+  /** With Services on: the node's OVS internal port into the pod network (node-gateway.ts). */
+  private readonly gateway: NodeGateway;
   private readonly service: CniService;
   /** What the agent installs into `cni.binDir`, when it is set. */
   private readonly binDir: CniBinDir | undefined;
@@ -139,6 +142,18 @@ export class Agent {
     this.checksumOffload = new PodChecksumOffload({
       ovs: this.ovs,
       bridge: config.ovs.bridge,
+      logger: this.logger,
+    });
+    this.gateway = new NodeGateway({
+      ovs: this.ovs,
+      bridge: config.ovs.bridge,
+      nodeName: config.nodeName,
+      mtu: config.cni.mtu,
+      serviceCidrs: config.services.cidrs,
+      clusterCidrs: config.services.clusterCidrs,
+      offload: this.checksumOffload,
+      leaseDir: join(config.ipam.dataDir, config.cni.networkName),
+      metrics: this.metrics,
       logger: this.logger,
     });
     this.attacher = new PodAttacher({
@@ -224,7 +239,7 @@ export class Agent {
     const last = await readConflistSubnet(this.confPath);
     if (last) {
       try {
-        this.useSubnet(parsePodSubnet(last));
+        this.useSubnet(parsePodSubnet(last, this.gateway.enabled));
         this.logger.info('using the pod subnet of the existing CNI config until ODL confirms it', {
           subnet: last,
         });
@@ -251,6 +266,7 @@ export class Agent {
         { name: 'reconciled', check: () => this.state.reconciled },
         { name: 'checksum-offload', check: () => this.checksumOffload.ready() },
         { name: 'cni-loopback', check: () => this.binDir?.ready() ?? true },
+        { name: 'node-gateway', check: () => this.gateway.ready() },
       ],
       liveness: () => this.liveness.report(),
       logger: this.logger,
@@ -358,16 +374,25 @@ export class Agent {
       this.logger.info('Open vSwitch ready', { bridge: ovsSettings.bridge, tunnelIp: ovsSettings.tunnelIp });
     this.state.ovsReady = true;
     this.ovsSetUp.open();
+    // Services off: an earlier configuration's gateway port goes (no subnet needed for that).
+    if (!this.gateway.enabled) await this.syncGateway();
     up();
     for (;;) {
       await sleep(this.config.odl.subnetRefreshSeconds * 1000, signal);
       // An unreachable OVS is the `ovs` part's business; this only repairs what is reachable.
-      await setupNodeOvs(this.ovs, ovsSettings)
+      const repaired = await setupNodeOvs(this.ovs, ovsSettings)
         .then(() => this.checksumOffload.refresh())
-        .catch((err: unknown) => {
-          this.metrics.ovsErrors.inc({ operation: 'node_setup' });
-          this.logger.error('re-applying the Open vSwitch set-up failed', { error: errorMessage(err) });
-        });
+        .then(
+          () => true,
+          (err: unknown) => {
+            this.metrics.ovsErrors.inc({ operation: 'node_setup' });
+            this.logger.error('re-applying the Open vSwitch set-up failed', { error: errorMessage(err) });
+            return false;
+          },
+        );
+      // The gateway port deleted by hand, or re-created by a restarted ovs-vswitchd without its
+      // address and routes.
+      if (repaired && (this.state.subnetConfirmed || !this.gateway.enabled)) await this.syncGateway();
       up();
     }
   }
@@ -414,10 +439,12 @@ export class Agent {
           `ODL has no network ${nodeNetworkName(this.config.nodeName)} with an allocation-pool${models.coe ? ` and no k8s-nodes entry with internal-ip-address ${nodeIp} and a pod-cidr` : ''} yet`,
         );
       this.logger.debug('node pod subnet read', { from: found.from, subnet: found.podCidr });
-      return parsePodSubnet(found.podCidr);
+      return parsePodSubnet(found.podCidr, this.gateway.enabled);
     });
     this.adoptSubnet(subnet);
     await this.writeConfig();
+    await this.ovsSetUp.wait(signal);
+    await this.syncGateway();
     up();
     for (;;) {
       await sleep(this.config.odl.subnetRefreshSeconds * 1000, signal);
@@ -425,7 +452,7 @@ export class Agent {
         this.logger.warn('re-reading the pod subnet failed', { error: errorMessage(err) });
         return undefined;
       });
-      if (fresh) this.adoptSubnet(parsePodSubnet(fresh.podCidr));
+      if (fresh) this.adoptSubnet(parsePodSubnet(fresh.podCidr, this.gateway.enabled));
       await this.writeConfig();
       up();
     }
@@ -474,6 +501,11 @@ export class Agent {
     this.state.subnetConfirmed = true;
   }
 
+  /** The node gateway for the subnet ODL confirmed (node-gateway.ts; never throws). */
+  private syncGateway(): Promise<void> {
+    return this.gateway.sync(this.state.subnetConfirmed ? this.ipam?.subnet.cidr : undefined);
+  }
+
   private useSubnet(subnet: PodSubnet): void {
     this.ipam = {
       subnet,
@@ -481,7 +513,7 @@ export class Agent {
         pluginPath: this.config.ipam.pluginPath,
         dataDir: this.config.ipam.dataDir,
         networkName: this.config.cni.networkName,
-        range: { subnet: subnet.cidr, gateway: subnet.gateway },
+        range: ipamRange(subnet),
         routes: [{ dst: defaultRoute(subnet) }],
       }),
     };

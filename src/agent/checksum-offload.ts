@@ -49,6 +49,11 @@ export class PodChecksumOffload {
     }
   }
 
+  /** Whether interfaces on the bridge must have TX checksum offload off (known after the first refresh). */
+  turnsOff(): boolean {
+    return this.policy?.txChecksum === 'turn-off';
+  }
+
   /** Why an ADD cannot wire a pod correctly now, or undefined. */
   notReadyReason(): string | undefined {
     if (this.policy?.txChecksum !== 'turn-off' || this.ethtoolProblem === undefined) return undefined;

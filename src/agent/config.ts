@@ -11,6 +11,7 @@ import {
   type ValuesOf,
 } from '../common/settings-scheme.js';
 import { errorMessage } from '../common/log.js';
+import { parseCidr } from '../netvirt/names.js';
 import { ovsdbSocketPath } from '../ovs/ovs.js';
 import { profileSetting } from '../netvirt/profile.js';
 import { odlConnectionSettings } from '../restconf/settings.js';
@@ -37,6 +38,15 @@ const ovsdbSocket = text(
     }
   }),
 );
+
+/** A network address with its prefix (`10.96.0.0/12`, not `.5/12`). */
+const networkCidr = z.string().superRefine((cidr, ctx) => {
+  try {
+    parseCidr(cidr);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: errorMessage(err) });
+  }
+});
 
 export const AGENT_SETTINGS = {
   nodeName: setting(text(), {
@@ -164,6 +174,22 @@ export const AGENT_SETTINGS = {
     pluginPath: setting(absolutePath, {
       default: '/usr/lib/cni/host-local',
       doc: "host-local binary (Debian's path; the image has it); its directory is where `loopback` is taken from",
+    }),
+  },
+  services: {
+    cidrs: setting(list(networkCidr), {
+      flag: '--service-cidrs <cidrs>',
+      env: 'ODLCOE_SERVICE_CIDRS',
+      default: [],
+      defaultText: '`[]` = no node gateway',
+      doc: "the Service ranges, the watcher's `services.cidrs`. Non-empty: the node gateway (an OVS internal port with the node subnet's second address, [agent.md](agent.md#the-node-gateway)) is made and these ranges are routed through it; host-local starts at the third address. Empty: an existing node gateway port is removed",
+    }),
+    clusterCidrs: setting(list(networkCidr), {
+      flag: '--cluster-cidrs <cidrs>',
+      env: 'ODLCOE_CLUSTER_CIDRS',
+      default: [],
+      defaultText: "`[]` = the node's own subnet only",
+      doc: "with `services.cidrs`: the ranges every node's pod subnet lies in (kube-controller-manager's `--cluster-cidr`, the watcher's `subnets.clusterCidr`), routed through the node gateway so the node reaches pods on other nodes",
     }),
   },
   metrics: {

@@ -4,7 +4,7 @@
  * and errors per OVS and IPAM operation.
  */
 import { performance } from 'node:perf_hooks';
-import { Counter, Histogram, LATENCY_BUCKETS, metric, type Registry } from '../common/metrics.js';
+import { Counter, Gauge, Histogram, LATENCY_BUCKETS, metric, type Registry } from '../common/metrics.js';
 
 /**
  * The steps of a CNI request, as `step` label values of
@@ -75,6 +75,8 @@ export class AgentMetrics {
   readonly ovsErrors: Counter<'operation'>;
   readonly ipamErrors: Counter<'operation'>;
   readonly reconcileRemoved: Counter<'kind'>;
+  readonly gatewayUp: Gauge;
+  readonly gatewayRepairs: Counter<'what'>;
 
   constructor(registry: Registry) {
     this.cniDuration = metric(
@@ -131,6 +133,27 @@ export class AgentMetrics {
           name: 'odlcoe_agent_reconcile_removed_total',
           help: 'Stale attachments removed by reconcile and GC, by kind (port, lease)',
           labelNames: ['kind'] as const,
+          registers: [],
+        }),
+    );
+    this.gatewayUp = metric(
+      registry,
+      'odlcoe_agent_node_gateway_up',
+      () =>
+        new Gauge({
+          name: 'odlcoe_agent_node_gateway_up',
+          help: 'The node gateway (OVS port, address, routes) is complete: 1; missing or broken: 0; absent while Services are off',
+          registers: [],
+        }),
+    );
+    this.gatewayRepairs = metric(
+      registry,
+      'odlcoe_agent_node_gateway_repairs_total',
+      () =>
+        new Counter({
+          name: 'odlcoe_agent_node_gateway_repairs_total',
+          help: 'What the agent had to (re)make of the node gateway, by what (port, link, address, route, offload, removed)',
+          labelNames: ['what'] as const,
           registers: [],
         }),
     );

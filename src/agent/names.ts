@@ -8,9 +8,8 @@
  * they keep values inside what the kernel and the CNI spec accept, so that a bad request fails
  * here with a precise message instead of half-way through an ADD.
  */
-import { createHash } from 'node:crypto';
 import { NameError } from '../common/name-error.js';
-import { validateIfName } from '../ovs/names.js';
+import { validateIfName, vethPortName } from '../ovs/names.js';
 
 /** containerd/CRI-O use 64 hex digits; this leaves room for other runtimes and stays bounded. */
 export const MAX_CONTAINER_ID_LENGTH = 256;
@@ -79,6 +78,5 @@ export function validateNetworkName(name: string): string {
 export function hostVethName(containerId: string, ifName: string): string {
   validateContainerId(containerId);
   validateIfName(ifName);
-  const digest = createHash('sha256').update(`${containerId}/${ifName}`, 'utf8').digest('hex');
-  return `veth${digest.slice(0, 8)}`;
+  return vethPortName(`${containerId}/${ifName}`);
 }

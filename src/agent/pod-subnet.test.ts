@@ -8,6 +8,7 @@ describe('parsePodSubnet', () => {
       cidr: '10.11.1.0/24',
       gateway: '10.11.1.1',
       family: 4,
+      rangeStart: '10.11.1.2',
       capacity: 253,
     });
     assert.deepEqual(parsePodSubnet('10.11.1.77/24').cidr, '10.11.1.0/24');
@@ -21,5 +22,13 @@ describe('parsePodSubnet', () => {
     for (const bad of ['', 'ten', '10.11.1.0', '10.11.1.0/33', '10.0.0.0/31', '10.0.0.1/32', 'fd00::/127']) {
       assert.throws(() => parsePodSubnet(bad), /pod subnet/, bad);
     }
+  });
+
+  it('with the node gateway on, host-local starts at the third address and counts one address less', () => {
+    const off = parsePodSubnet('10.11.1.0/24');
+    const on = parsePodSubnet('10.11.1.0/24', true);
+    assert.equal(off.rangeStart, '10.11.1.2');
+    assert.equal(on.rangeStart, '10.11.1.3');
+    assert.equal(on.capacity, off.capacity - 1);
   });
 });

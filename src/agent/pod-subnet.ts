@@ -2,21 +2,29 @@
  * A node's pod subnet as host-local needs it. ODL's `pod-cidr` leaf is free text, so it is
  * parsed and normalised here; the gateway is the first address (ODL NetVirt answers ARP for
  * it on the node's ELAN), by the very rule the watcher writes it into ODL with (netvirt
- * gatewayIp); pods get the rest.
+ * gatewayIp); pods get the rest from `rangeStart` on, by the rule the watcher's allocation pool
+ * follows (netvirt podRangeStart): with the node gateway on, the second address is its.
  */
 import ipaddr from 'ipaddr.js';
 import { gatewayIp } from '../netvirt/names.js';
+import { podRangeStart } from '../netvirt/node-network.js';
 
 export interface PodSubnet {
   /** Normalised `network/prefix`. */
   cidr: string;
   gateway: string;
   family: 4 | 6;
-  /** Addresses host-local can hand out (network, gateway and IPv4 broadcast excluded). */
+  /** The first address host-local hands out. */
+  rangeStart: string;
+  /** Addresses host-local can hand out (network, gateway(s) and IPv4 broadcast excluded). */
   capacity: number;
 }
 
-export function parsePodSubnet(text: string): PodSubnet {
+/**
+ * `nodeGateway`: the node gateway is on (the agent's `services.cidrs` is set), so the second
+ * address is left out of host-local's range when the subnet can spare it.
+ */
+export function parsePodSubnet(text: string, nodeGateway = false): PodSubnet {
   const trimmed = text.trim();
   if (!ipaddr.isValidCIDR(trimmed)) throw new Error(`pod subnet "${text}" is not an address/prefix CIDR`);
   const [address, prefix] = ipaddr.parseCIDR(trimmed);
@@ -28,10 +36,12 @@ export function parsePodSubnet(text: string): PodSubnet {
     family === 4 ? ipaddr.IPv4.networkAddressFromCIDR(trimmed) : ipaddr.IPv6.networkAddressFromCIDR(trimmed);
   const cidr = `${network.toString()}/${prefix}`;
   const gateway = gatewayIp(cidr);
+  const rangeStart = podRangeStart(cidr, nodeGateway);
   const hostBits = bits - prefix;
   const size = hostBits >= 53 ? Number.MAX_SAFE_INTEGER : 2 ** hostBits;
-  const capacity = family === 4 ? size - 3 : size - 2;
-  return { cidr, gateway, family, capacity };
+  const reserved = rangeStart === podRangeStart(cidr, false) ? 0 : 1;
+  const capacity = (family === 4 ? size - 3 : size - 2) - reserved;
+  return { cidr, gateway, family, rangeStart, capacity };
 }
 
 /** The default route of the subnet's family. */

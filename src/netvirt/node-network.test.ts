@@ -10,10 +10,30 @@ import {
   nodeNetworkName,
   nodeNetworkOwnership,
   nodeOfNetwork,
+  podRangeStart,
   translateNodeNetwork,
 } from './node-network.js';
 
 const ctx = { profile: 'aluminium' } as const;
+
+describe('podRangeStart: the one rule for the pool and the conflist', () => {
+  it('pods start at the second address, or at the third with node gateways on', () => {
+    assert.equal(podRangeStart('10.11.1.0/24', false), '10.11.1.2');
+    assert.equal(podRangeStart('10.11.1.0/24', true), '10.11.1.3');
+    assert.equal(podRangeStart('fd00:10:11:1::/64', true), 'fd00:10:11:1::3');
+    assert.equal(nodeAllocationPool('10.11.1.0/24', true).allocateFrom, '10.11.1.3');
+    assert.equal(
+      translateNodeNetwork('worker-1', ['10.11.1.0/24'], true).allocationPools[0]?.allocateFrom,
+      '10.11.1.3',
+    );
+  });
+
+  it('a subnet too small to reserve the gateway keeps the second address for pods (it gets no gateway)', () => {
+    assert.equal(podRangeStart('10.11.1.0/29', true), '10.11.1.3');
+    assert.equal(podRangeStart('10.11.1.0/30', true), '10.11.1.2');
+    assert.throws(() => podRangeStart('10.11.1.0/31', true), ModelValidationError);
+  });
+});
 
 describe('node networks (dhcp_allocation_pool odlcoe-node:<node>)', () => {
   it('one pool per family: gateway the first address, pods the rest (no IPv4 broadcast)', () => {

@@ -17,6 +17,8 @@
 import { compareIp, ip, prefix } from './canonical.js';
 import { carry, decide, decisionName, type Decision, type DiffOptions } from './decision.js';
 import { dhcpNetworkEntry, type AllocationPool, type DhcpNetwork } from './dhcp.js';
+import { ModelValidationError } from './errors.js';
+import { gatewayAddress } from './gateway.js';
 import { addressFromBigInt, addressToBigInt, gatewayIp, parseCidr } from './names.js';
 import type { Ownership } from './ownership.js';
 import { netvirtPaths } from './paths.js';
@@ -45,12 +47,39 @@ export function nodeNetworkOwnership(n: DhcpNetwork): Ownership {
 }
 
 /**
+ * The first address pods get from a node subnet: the one rule behind the watcher's allocation
+ * pool (`allocate-from`) and the agent's conflist (host-local's `rangeStart`). The first
+ * address is the pods' gateway; with node gateways on (`services.cidrs` set) the second is the
+ * node gateway's (gateway.ts) and pods start at the third. A subnet too small to reserve the
+ * gateway address gets no gateway (the watcher reports it, the agent is not ready for it), and
+ * its pods start at the second address as without gateways. Throws ModelValidationError for a
+ * subnet too small for a gateway and a pod.
+ */
+export function podRangeStart(cidr: string, nodeGateway: boolean): string {
+  gatewayIp(cidr);
+  const { family, network } = parseCidr(cidr);
+  const skip = nodeGateway && reservesGatewayAddress(cidr) ? 3n : 2n;
+  return addressFromBigInt(addressToBigInt(network) + skip, family);
+}
+
+/** Whether the subnet is large enough to reserve a node gateway address besides pods. */
+export function reservesGatewayAddress(cidr: string): boolean {
+  try {
+    gatewayAddress(cidr);
+    return true;
+  } catch (err) {
+    if (err instanceof ModelValidationError) return false;
+    throw err;
+  }
+}
+
+/**
  * The allocation pool of a node subnet: the gateway is its first address (as the pods' default
- * route and vpn-interfaces' `subnet_gateway_ip` have it), pods get the second to the last
+ * route and vpn-interfaces' `subnet_gateway_ip` have it), pods get `podRangeStart` to the last
  * usable one (IPv4: the broadcast address is not handed out). Throws ModelValidationError for
  * a subnet too small for a gateway and a pod.
  */
-export function nodeAllocationPool(cidr: string): AllocationPool {
+export function nodeAllocationPool(cidr: string, nodeGateway = false): AllocationPool {
   const gateway = gatewayIp(cidr);
   const { family, network, prefixLength } = parseCidr(cidr);
   const bits = family === 4 ? 32 : 128;
@@ -59,14 +88,24 @@ export function nodeAllocationPool(cidr: string): AllocationPool {
   return {
     subnet: `${network}/${prefixLength}`,
     gateway,
-    allocateFrom: addressFromBigInt(first + 2n, family),
+    allocateFrom: podRangeStart(cidr, nodeGateway),
     allocateTo: addressFromBigInt(last, family),
   };
 }
 
-/** A node's network with one pool per subnet (one per address family). */
-export function translateNodeNetwork(nodeName: string, cidrs: readonly string[]): DhcpNetwork {
-  return { networkId: nodeNetworkName(nodeName), allocationPools: cidrs.map(nodeAllocationPool) };
+/**
+ * A node's network with one pool per subnet (one per address family). `nodeGateway`: node
+ * gateways are on (the watcher's `services.cidrs` is set), so pods start at the third address.
+ */
+export function translateNodeNetwork(
+  nodeName: string,
+  cidrs: readonly string[],
+  nodeGateway = false,
+): DhcpNetwork {
+  return {
+    networkId: nodeNetworkName(nodeName),
+    allocationPools: cidrs.map((c) => nodeAllocationPool(c, nodeGateway)),
+  };
 }
 
 /**

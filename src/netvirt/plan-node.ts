@@ -19,7 +19,7 @@ type SubnetHeld = { subnet: string; holder: string } | undefined;
 export type NetworkSubnet = EntrySubnet | { kind: 'user' };
 
 export interface NodePlanInputs {
-  settings: Pick<TranslateSettings, 'clusterName'>;
+  settings: Pick<TranslateSettings, 'clusterName' | 'serviceCidrs'>;
   /** Whether ODL has the k8s-node model (Sodium with COE): only then does a node key plan an entry. */
   k8sNodeModel: boolean;
   nodeByUid(uid: string): V1Node | undefined;
@@ -107,7 +107,7 @@ export function planNodeNetwork(key: string, nodeName: string, inputs: NodeNetwo
   switch (subnet.kind) {
     case 'subnet':
       return nodeEntry({ key, involved, facts: [] }, 'dhcpNetwork', name, () =>
-        translateNodeNetwork(nodeName, [subnet.cidr]),
+        translateNodeNetwork(nodeName, [subnet.cidr], (inputs.settings.serviceCidrs?.length ?? 0) > 0),
       );
     case 'user':
       return {

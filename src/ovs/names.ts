@@ -6,6 +6,7 @@
  * the kernel and OVSDB accept, so that a bad name fails here with a precise message instead of
  * half-way through an ADD or a trace.
  */
+import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import { CONTROL_CHARACTERS, NameError, type NameField } from '../common/name-error.js';
 
@@ -49,6 +50,16 @@ export function validateBridgeName(name: string): string {
     );
   }
   return name;
+}
+
+/**
+ * The name of an OVS port odlcoe makes: `veth` + 8 lower-case hex digits of sha256(seed),
+ * which Genius treats as a unique tap name (any other name it prefixes with the switch id).
+ * Derived, never stored, so it is found again from the seed alone.
+ */
+export function vethPortName(seed: string): string {
+  if (seed.length === 0) throw new NameError('portName', seed, 'the seed of a port name must not be empty');
+  return `veth${createHash('sha256').update(seed, 'utf8').digest('hex').slice(0, 8)}`;
 }
 
 /** An OVS port we attach: a host network device name. */

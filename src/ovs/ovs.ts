@@ -53,7 +53,19 @@ export interface OvsPort {
   ofport: number;
   /** The Interface `error` column, when ovs-vswitchd reports one. */
   error?: string;
+  /** The Interface `type`, when not the default (a device that exists, e.g. a veth): `internal`. */
+  type?: string;
   externalIds: Record<string, string>;
+}
+
+/**
+ * An OVS internal port (ovs-vswitchd makes the device: a tap on the userspace datapath), with
+ * the MAC and MTU ovs-vswitchd gives the device whenever it (re)creates it.
+ */
+export interface InternalPortOptions {
+  type: 'internal';
+  mac: string;
+  mtu: number;
 }
 
 export interface OvsOptions {
@@ -105,7 +117,8 @@ const PROTOCOL = /^OpenFlow1[0-5]$/;
 const EXTERNAL_ID_KEY = /^[A-Za-z0-9][A-Za-z0-9_.:/-]*$/;
 const MAX_EXTERNAL_ID_LENGTH = 1024;
 const DEFAULT_TIMEOUT_SECONDS = 10;
-const INTERFACE_COLUMNS = ['_uuid', 'name', 'ofport', 'error', 'external_ids'];
+const INTERFACE_COLUMNS = ['_uuid', 'name', 'type', 'ofport', 'error', 'external_ids'];
+const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
 /** A guarded transaction lost a race with another writer this many times: give up. */
 const MAX_ATTEMPTS = 3;
 /** Over the OVSDB-side timeout of a `wait`, so that ovsdb-server's answer comes first. */
@@ -219,22 +232,25 @@ export class Ovs {
    * is removed again (when it is still this call's) and the error thrown. A port of that name
    * that already exists on the bridge with exactly these external_ids is returned once
    * attached (a repeated ADD); with other external_ids, or on another bridge, it is someone
-   * else's, and an OvsPortConflictError leaves it untouched.
+   * else's, and an OvsPortConflictError leaves it untouched. With `internal`, ovs-vswitchd
+   * creates the device itself (an internal port).
    */
   async addPort(
     bridge: string,
     port: string,
     externalIds: Record<string, string>,
     observer: AddPortObserver = {},
+    internal?: InternalPortOptions,
   ): Promise<OvsPort> {
     validateBridgeName(bridge);
     validatePortName(port);
     checkExternalIds(externalIds);
+    if (internal) checkInternalPort(internal);
     const started = performance.now();
     const deadline = Date.now() + this.timeoutSeconds * 1000;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.db.transact(DATABASE, insertPortOps(bridge, port, externalIds));
+        await this.db.transact(DATABASE, insertPortOps(bridge, port, externalIds, internal));
         break;
       } catch (err) {
         if (!(err instanceof OvsdbTransactionError)) {
@@ -556,7 +572,12 @@ export class Ovs {
  * The insert of one port (see the file comment): operations 0..2 are the preconditions whose
  * failure addPort interprets by index.
  */
-function insertPortOps(bridge: string, port: string, externalIds: Record<string, string>): OvsdbOperation[] {
+function insertPortOps(
+  bridge: string,
+  port: string,
+  externalIds: Record<string, string>,
+  internal: InternalPortOptions | undefined,
+): OvsdbOperation[] {
   return [
     assertRows('Bridge', [['name', '==', bridge]], [{ name: bridge }]),
     assertRows('Port', [['name', '==', port]], []),
@@ -564,7 +585,11 @@ function insertPortOps(bridge: string, port: string, externalIds: Record<string,
     {
       op: 'insert',
       table: 'Interface',
-      row: { name: port, external_ids: ovsMap(externalIds) },
+      row: {
+        name: port,
+        external_ids: ovsMap(externalIds),
+        ...(internal ? { type: internal.type, mac: internal.mac, mtu_request: internal.mtu } : {}),
+      },
       'uuid-name': 'iface',
     },
     { op: 'insert', table: 'Port', row: { name: port, interfaces: namedUuid('iface') }, 'uuid-name': 'port' },
@@ -602,6 +627,13 @@ function checkExternalIds(externalIds: Record<string, string>): void {
   }
 }
 
+function checkInternalPort(p: InternalPortOptions): void {
+  if (p.type !== 'internal') throw new OvsError(`unsupported port type ${JSON.stringify(p.type)}`);
+  if (!MAC.test(p.mac)) throw new OvsError(`invalid MAC ${JSON.stringify(p.mac)}`);
+  if (!Number.isInteger(p.mtu) || p.mtu < 68 || p.mtu > 65535)
+    throw new OvsError(`invalid MTU ${JSON.stringify(p.mtu)}`);
+}
+
 function sameIds(a: Record<string, string>, b: Record<string, string>): boolean {
   const ka = Object.keys(a);
   return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && a[k] === b[k]);
@@ -632,6 +664,7 @@ function toOvsPort(row: Record<string, unknown>): OvsPort & { uuid: string } {
     name: row.name,
     ofport: typeof ofport === 'number' ? ofport : 0,
     ...(typeof error === 'string' && error !== '' ? { error } : {}),
+    ...(typeof row.type === 'string' && row.type !== '' ? { type: row.type } : {}),
     externalIds: decodeMap(row.external_ids),
   };
 }
@@ -642,6 +675,7 @@ function toPublic(p: OvsPort & { uuid?: string }): OvsPort {
     name: p.name,
     ofport: p.ofport,
     ...(p.error !== undefined ? { error: p.error } : {}),
+    ...(p.type !== undefined ? { type: p.type } : {}),
     externalIds: p.externalIds,
   };
 }

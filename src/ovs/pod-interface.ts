@@ -83,15 +83,12 @@ export function parseTxChecksumming(ethtoolOutput: string): 'on' | 'off' {
 }
 
 /**
- * `ethtool -K <ifName> tx off` inside the namespace at `netns`. ethtool exits 0 even when the
- * kernel refuses a feature change (it prints `on [requested off]`), so its report is read.
+ * `ethtool -K <ifName> tx off` inside the namespace at `netns` or, without one, in this
+ * process's. ethtool exits 0 even when the kernel refuses a feature change (it prints
+ * `on [requested off]`), so its report is read.
  */
-export async function turnTxChecksumOffloadOff(netns: string, ifName: string): Promise<void> {
-  validateNetnsPath(netns);
-  validateIfName(ifName);
-  const { stdout } = await run('nsenter', [`--net=${netns}`, 'ethtool', '-K', ifName, 'tx', 'off'], {
-    timeoutMs: ETHTOOL_TIMEOUT_MS,
-  });
+export async function turnTxChecksumOffloadOff(netns: string | undefined, ifName: string): Promise<void> {
+  const { stdout } = await ethtool(netns, ['-K', validateIfName(ifName), 'tx', 'off']);
   const kept = txChecksumFeaturesKept(stdout);
   if (kept.length > 0)
     throw new ChecksumOffloadError(
@@ -104,14 +101,17 @@ export async function turnTxChecksumOffloadOff(netns: string, ifName: string): P
  * `netns` or, without one, in this process's.
  */
 export async function txChecksumOffload(netns: string | undefined, ifName: string): Promise<'on' | 'off'> {
-  validateIfName(ifName);
-  const args = ['-k', ifName];
-  const { stdout } = netns
-    ? await run('nsenter', [`--net=${validateNetnsPath(netns)}`, 'ethtool', ...args], {
+  const { stdout } = await ethtool(netns, ['-k', validateIfName(ifName)]);
+  return parseTxChecksumming(stdout);
+}
+
+/** ethtool inside the namespace at `netns` or, without one, in this process's. */
+function ethtool(netns: string | undefined, args: string[]): Promise<{ stdout: string }> {
+  return netns
+    ? run('nsenter', [`--net=${validateNetnsPath(netns)}`, 'ethtool', ...args], {
         timeoutMs: ETHTOOL_TIMEOUT_MS,
       })
-    : await run('ethtool', args, { timeoutMs: ETHTOOL_TIMEOUT_MS });
-  return parseTxChecksumming(stdout);
+    : run('ethtool', args, { timeoutMs: ETHTOOL_TIMEOUT_MS });
 }
 
 /** Whether `ethtool` can be run here: undefined, or why not. */

@@ -41,6 +41,8 @@ export interface SimulatedNodeOptions {
   logLevel: string;
   /** How long the agent may take to become ready. */
   readyTimeoutMs?: number;
+  /** The agent's `services` settings (Service ranges on: the node gateway, docs/agent.md). */
+  services?: { cidrs: string[]; clusterCidrs: string[] };
   logger: Logger;
 }
 
@@ -59,7 +61,10 @@ export interface SimulatedNode {
   /** http://127.0.0.1:<port> on the sandbox's loopback: /metrics, /readyz, /healthz of the agent. */
   readonly agentUrl: string;
   readonly agentLog: string;
+  /** The running agent's pid (another one after restartAgent). */
   readonly agentPid: number;
+  /** Stops the agent (SIGTERM) and starts it again with the same configuration, until ready. */
+  restartAgent(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -165,26 +170,31 @@ export async function startSimulatedNode(opts: SimulatedNodeOptions): Promise<Si
       },
       ipam: { dataDir: ipamDir },
       metrics: { host: '127.0.0.1', port: AGENT_METRICS_PORT },
+      ...(opts.services ? { services: opts.services } : {}),
     };
     await writeFile(configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
 
     const agentLog = join(dir, 'agent.log');
     const agentCommand = programCommand('src/agent/main', ['--config', configPath]);
-    const agent = await startDaemon(
-      'ip',
-      ['netns', 'exec', netns.name, agentCommand.command, ...agentCommand.args],
-      {
-        cwd: agentCommand.cwd,
-        env: { ...process.env, ODLCOE_LOG_LEVEL: opts.logLevel },
-        logFile: agentLog,
-      },
-    );
-    cleanups.push(() => agent.stop());
-    // For whoever must clean up after a sandbox that was killed (docs/getting-started.md).
-    await writeFile(join(dir, 'agent.pid'), `${agent.pid}\n`);
-    logger.info('simulated node: agent started', { node: opts.name, pid: agent.pid, log: agentLog });
-
-    await waitForAgentReady(agentUrl, agent, opts.readyTimeoutMs ?? 90_000, agentLog);
+    let agent: Daemon | undefined;
+    const startAgent = async () => {
+      agent = await startDaemon(
+        'ip',
+        ['netns', 'exec', netns.name, agentCommand.command, ...agentCommand.args],
+        {
+          cwd: agentCommand.cwd,
+          env: { ...process.env, ODLCOE_LOG_LEVEL: opts.logLevel },
+          logFile: agentLog,
+        },
+      );
+      // For whoever must clean up after a sandbox that was killed (docs/getting-started.md).
+      await writeFile(join(dir, 'agent.pid'), `${agent.pid}\n`);
+      logger.info('simulated node: agent started', { node: opts.name, pid: agent.pid, log: agentLog });
+      await waitForAgentReady(agentUrl, agent, opts.readyTimeoutMs ?? 90_000, agentLog);
+      return agent;
+    };
+    cleanups.push(async () => agent?.stop());
+    await startAgent();
 
     const node: SimulatedNode = {
       name: opts.name,
@@ -197,7 +207,13 @@ export async function startSimulatedNode(opts: SimulatedNodeOptions): Promise<Si
       bridge: BRIDGE,
       agentUrl,
       agentLog,
-      agentPid: agent.pid,
+      get agentPid() {
+        return agent?.pid ?? 0;
+      },
+      async restartAgent() {
+        await agent?.stop();
+        await startAgent();
+      },
       close: cleanUp,
     };
     return node;

@@ -38,6 +38,21 @@ describe('renderConflist', () => {
     });
   });
 
+  it('leaves the node gateway address out of the range with rangeStart', () => {
+    const doc = JSON.parse(
+      renderConflist({ ...settings, subnet: parsePodSubnet(settings.subnet.cidr, true) }),
+    ) as { plugins: { ipam: { ranges: unknown[][] } }[] };
+    assert.deepEqual(doc.plugins[0]?.ipam.ranges, [
+      [
+        {
+          subnet: settings.subnet.cidr,
+          gateway: settings.subnet.gateway,
+          rangeStart: parsePodSubnet(settings.subnet.cidr, true).rangeStart,
+        },
+      ],
+    ]);
+  });
+
   it('is deterministic and ends with a newline', () => {
     assert.equal(renderConflist(settings), renderConflist({ ...settings }));
     assert.ok(renderConflist(settings).endsWith('}\n'));

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { podRangeStart } from '../../netvirt/node-network.js';
 import { defaultRoute, type PodSubnet } from '../pod-subnet.js';
 
 /** Everything the CNI config file says; rendered by `renderConflist`. */
@@ -37,12 +38,25 @@ export function renderConflist(s: ConflistSettings): string {
     ...(s.logFile ? { logFile: s.logFile } : {}),
     ipam: {
       type: 'host-local',
-      ranges: [[{ subnet: s.subnet.cidr, gateway: s.subnet.gateway }]],
+      ranges: [[ipamRange(s.subnet)]],
       routes: [{ dst: defaultRoute(s.subnet) }],
       dataDir: s.ipamDataDir,
     },
   };
   return `${JSON.stringify({ cniVersion: s.cniVersion, name: s.networkName, plugins: [plugin] }, null, 2)}\n`;
+}
+
+/**
+ * host-local's range: the subnet, its gateway, and `rangeStart` when pods do not start at the
+ * second address (the node gateway holds it); one object for the conflist and the agent's IPAM.
+ */
+export function ipamRange(subnet: PodSubnet): { subnet: string; gateway: string; rangeStart?: string } {
+  const start = podRangeStart(subnet.cidr, false);
+  return {
+    subnet: subnet.cidr,
+    gateway: subnet.gateway,
+    ...(subnet.rangeStart !== start ? { rangeStart: subnet.rangeStart } : {}),
+  };
 }
 
 /** The subnet an earlier agent wrote into the conflist at `path`, or undefined. */
