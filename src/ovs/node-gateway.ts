@@ -25,4 +25,3 @@ export function gatewayPortExternalIds(p: {
     [NODE_GATEWAY_ID]: p.nodeName,
   };
 }
-
