@@ -65,6 +65,9 @@ interface Flags {
   record?: string;
   state?: string;
   fillParentInterface?: boolean;
+  yangPatch: boolean;
+  txCostMs?: number;
+  editCostMs?: number;
   latencyMs?: number;
   latencyJitterMs?: number;
   errorRate?: number;
@@ -94,6 +97,17 @@ function parseFlags(argv: readonly string[]): Flags {
     .option(
       '--fill-parent-interface',
       'fill odl-interface:parent-interface of l2vlan interfaces, as Genius does when the OVS port appears',
+    )
+    .option('--no-yang-patch', 'refuse YANG Patch with 415, as a controller without it')
+    .option(
+      '--tx-cost-ms <ms>',
+      'cost model: every write transaction holds the datastore this long (commits one after the other)',
+      integerIn(0, 600_000),
+    )
+    .option(
+      '--edit-cost-ms <ms>',
+      'cost model: plus this much per edit of the transaction',
+      integerIn(0, 600_000),
     )
     .option('--latency-ms <ms>', 'latency added to every data request', integerIn(0, 600_000))
     .option('--latency-jitter-ms <ms>', 'plus a uniform random latency up to this', integerIn(0, 600_000))
@@ -137,6 +151,8 @@ async function main(): Promise<void> {
     profile: flags.profile,
     features: flags.features ?? defaultFeatures(flags.profile),
     fillParentInterface: flags.fillParentInterface ?? false,
+    yangPatch: flags.yangPatch,
+    costs: { transactionMs: flags.txCostMs ?? 0, editMs: flags.editCostMs ?? 0 },
     faults,
     logger,
   };

@@ -12,7 +12,7 @@ export const elanInstances: DataPath = [{ module: 'elan', name: 'elan-instances'
 export const elanList: DataPath = [...elanInstances, { name: 'elan-instance' }];
 
 export function elanPath(name: string): DataPath {
-  return [...elanInstances, { name: 'elan-instance', keys: [name] }];
+  return [...elanInstances, { name: 'elan-instance', keys: [name], keyNames: ['elan-instance-name'] }];
 }
 
 export function elanEntry(name: string, segmentationId = 1001): Record<string, unknown> {
