@@ -4,23 +4,13 @@ import { silentLogger } from '../common/log.js';
 import { startEmulator, type Emulator } from '../emulator/server.js';
 import { RestconfClient, RestconfError, type BatchSample, type RestconfClientOptions } from './client.js';
 import type { Dialect } from './path.js';
-import { countsSince, elanBody, elanInstances, elanPath, waitFor } from './testing.js';
+import { countsSince, elanBody, elanInstances, elanPath, rejection, waitFor } from './testing.js';
 
 /**
  * Batched writes against the emulator's YANG Patch, per dialect: each caller gets what its
  * single write would have given it, whatever else shared its patch.
  */
 const AUTH = { kind: 'basic', user: 'admin', password: 'admin' } as const;
-
-async function rejection(promise: Promise<unknown>): Promise<RestconfError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof RestconfError, `expected a RestconfError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected the write to fail');
-}
 
 const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
