@@ -23,6 +23,8 @@ import type { DataPath, Dialect } from '../../src/restconf/path.js';
 import type { EventRecorder, InvolvedObject } from '../../src/watcher/events.js';
 import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/config/watcher-settings.js';
 import { startWatcher, type Watcher, type WatcherOptions } from '../../src/watcher/watcher.js';
+import type { BatchOptions } from '../../src/restconf/client.js';
+import { testBatch } from '../helpers/batching.js';
 import { waitFor } from '../helpers/wait.js';
 
 export { waitFor };
@@ -110,10 +112,12 @@ export class RecordedEvents implements EventRecorder {
   }
 }
 
+/** `batch`: the watcher's batched writes (default: as `ODLCOE_TEST_BATCH` says, see testBatch). */
 export async function startTestWatcher(
   env: Env,
   overrides: Partial<WatcherSettings> = {},
   extra: Partial<WatcherOptions> = {},
+  batch: BatchOptions | undefined = testBatch(),
 ): Promise<Watcher> {
   return startWatcher({
     settings: testSettings(env, overrides),
@@ -123,6 +127,7 @@ export async function startTestWatcher(
       auth: { kind: 'basic', user: 'admin', password: 'admin' },
       retry: { maxAttempts: 3, initialMs: 50, maxMs: 200 },
       timeoutMs: 10_000,
+      ...(batch ? { batch } : {}),
     },
     registry: createRegistry(),
     logger: logger('watcher'),
