@@ -17,6 +17,15 @@ import {
 } from './netvirt-schema.js';
 import { startEmulator, type EmulatorOptions, type FaultSettings } from './server.js';
 
+function millisecondsIn(min: number, max: number) {
+  return (value: string): number => {
+    if (!/^\d+(\.\d+)?$/.test(value) || Number(value) < min || Number(value) > max) {
+      throw new InvalidArgumentError(`must be a number of milliseconds in ${min}..${max}`);
+    }
+    return Number(value);
+  };
+}
+
 function integerIn(min: number, max: number) {
   return (value: string): number => {
     if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
@@ -102,12 +111,12 @@ function parseFlags(argv: readonly string[]): Flags {
     .option(
       '--tx-cost-ms <ms>',
       'cost model: every write transaction holds the datastore this long (commits one after the other)',
-      integerIn(0, 600_000),
+      millisecondsIn(0, 600_000),
     )
     .option(
       '--edit-cost-ms <ms>',
-      'cost model: plus this much per edit of the transaction',
-      integerIn(0, 600_000),
+      'cost model: plus this much per edit of the transaction (fractions allowed)',
+      millisecondsIn(0, 600_000),
     )
     .option('--latency-ms <ms>', 'latency added to every data request', integerIn(0, 600_000))
     .option('--latency-jitter-ms <ms>', 'plus a uniform random latency up to this', integerIn(0, 600_000))

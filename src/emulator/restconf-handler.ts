@@ -41,6 +41,12 @@ export interface DataResponse {
   /** Edits this request applied (a single write: 1; a YANG Patch: its edits, or 0 when it failed). */
   edits?: number;
   contentType?: string;
+  /**
+   * A YANG Patch's edits, each as the single write it stands for (`POST` parent, `PUT` /
+   * `PATCH` / `DELETE` entry), with the module of its target: the record file gets them one
+   * line each when the patch applied, and the write counters count them by module.
+   */
+  patchEdits?: { method: string; url: string; body: unknown; module: string }[];
 }
 
 export interface HandlerOptions {
@@ -115,12 +121,22 @@ export class RestconfHandler {
       formatDataUrl(url.dialect, steps),
     );
     if (result.applied > 0) for (const watch of watches) this.writeBacks.afterWrite(watch);
+    const METHOD = { create: 'POST', replace: 'PUT', merge: 'PATCH', insert: 'POST', move: 'PATCH' } as const;
+    const patchEdits = edits.flatMap((edit) =>
+      edit.writes.map((w) => {
+        const method =
+          edit.operation === 'delete' || edit.operation === 'remove' ? 'DELETE' : METHOD[edit.operation];
+        const steps = method === 'POST' ? w.steps.slice(0, -1) : w.steps;
+        const module = w.steps[0]?.node.module ?? '';
+        return { method, url: formatDataUrl(url.dialect, steps), body: w.raw ?? null, module };
+      }),
+    );
     return {
       status: 200,
       body: result.body,
       contentType: 'application/yang.patch-status+json',
       edits: result.applied,
-      ...(result.applied > 0 ? { accepted: { body: JSON.parse(request.body) as unknown } } : {}),
+      patchEdits,
     };
   }
 

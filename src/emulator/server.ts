@@ -329,6 +329,11 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
       if (result.body !== undefined) headers['Content-Type'] = result.contentType ?? type;
       if (result.location) headers.Location = result.location;
       send(res, result.status, result.body, headers);
+      for (const edit of result.patchEdits ?? []) {
+        if (edit.module) writeCounts.set(edit.module, (writeCounts.get(edit.module) ?? 0) + 1);
+        if (result.edits && recordFile)
+          recordFile.append({ method: edit.method, url: edit.url, status: result.status, body: edit.body });
+      }
       if (result.accepted && recordFile)
         recordFile.append({
           method,

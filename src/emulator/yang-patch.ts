@@ -28,7 +28,7 @@ interface Edit {
   /** The target as sent (for error-path). */
   target: string;
   /** Nodes to write: one per list entry of the value, or the target itself. */
-  writes: { steps: Step[]; value?: Child }[];
+  writes: { steps: Step[]; value?: Child; raw?: unknown }[];
 }
 
 export interface PatchResult {
@@ -175,11 +175,15 @@ function decodeEditValue(schema: SchemaRoot, steps: Step[], raw: unknown): Edit[
     return entries.map((e) => {
       const { key, entry } = decodeEntry(node, e, schemaPathOf(node));
       const keyValues = keyLeaves(node).map((k) => entry.get(k.qname) as LeafValue);
-      return { steps: [...listSteps.slice(0, -1), { node, key, keyValues }], value: entry };
+      return {
+        steps: [...listSteps.slice(0, -1), { node, key, keyValues }],
+        value: entry,
+        raw: { [member[0]]: [e] },
+      };
     });
   }
   void schema;
-  return [{ steps, value: decodeValue(node, member[1], '') }];
+  return [{ steps, value: decodeValue(node, member[1], ''), raw }];
 }
 
 /**

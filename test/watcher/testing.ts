@@ -256,11 +256,10 @@ export const coeRequests = (env: Pick<Env, 'emu'>): Record<string, number> =>
     ),
   );
 
-/** Data writes the emulator accepted or refused so far (GETs excluded). */
+/** Data writes the emulator accepted or refused so far, each edit of a YANG Patch once (GETs excluded). */
 export function writeCount(env: Pick<Env, 'emu'>): number {
-  return Object.entries(env.emu.counters().requests)
-    .filter(([k]) => !k.startsWith('GET '))
-    .reduce((sum, [, n]) => sum + n, 0);
+  // By module: a YANG Patch counts once per edit, so batched and single writes compare.
+  return Object.values(env.emu.counters().writes).reduce((sum, n) => sum + n, 0);
 }
 
 /** The value of one sample of a metric in a Prometheus registry dump. */
