@@ -614,7 +614,7 @@ async function main(): Promise<void> {
     [
       'backend',
       'condition',
-      'writes',
+      'mode',
       'converge',
       'ODL entries',
       'requests',
