@@ -5,7 +5,12 @@
  *
  * - converge: from start until the watcher's queue is idle AND ODL holds the expected number of
  *   entries in every list the backend writes (read back from ODL, not from the watcher);
- * - writes: data writes the emulator served (its own counters: PUT/POST/DELETE), total and per pod;
+ * - per write mode (`single`: one request per write; `batched`: YANG Patch, `--batch-edits`
+ *   edits at most, `--batch-window` ms, with `--batched-workers` workers, since a batch can
+ *   only hold writes that are in flight together), and per condition: each `--latency`, and
+ *   `cost` (0 ms latency, the emulator's commit cost model `--cost <tx ms>,<edit ms>` on);
+ * - requests: data write requests the emulator served (PUT/POST/PATCH/DELETE), and edits: the
+ *   writes they carried (one per single write, one per YANG-Patch edit), total and per pod;
  * - peak RSS of this process while the watcher converged (the watcher runs in-process; kubesim
  *   and the emulator are child processes), next to the RSS before the watcher started;
  * - restart: a second watcher started on the converged ODL: time until idle, and its writes
@@ -63,9 +68,28 @@ interface Options {
   dialect: Dialect;
   profile: Profile;
   timeoutMs: number;
-  /** Internal: run one `<backend>@<latency>` measurement in this process against `kubeconfig`. */
-  run?: { backend: BackendName; latencyMs: number; kubeconfig: string };
+  modes: Mode[];
+  batchEdits: number;
+  batchWindowMs: number;
+  batchedWorkers: number;
+  /** The cost model of the `cost` condition; undefined: no such condition. */
+  cost: { transactionMs: number; editMs: number } | undefined;
+  /** Internal: run one measurement in this process against `kubeconfig`. */
+  run?: { condition: Condition; kubeconfig: string };
 }
+
+type Mode = 'single' | 'batched';
+const MODES: readonly Mode[] = ['single', 'batched'];
+
+/** One measurement: a backend, a write mode, a latency, with or without the cost model. */
+interface Condition {
+  backend: BackendName;
+  mode: Mode;
+  latencyMs: number;
+  cost: boolean;
+}
+
+const conditionName = (c: Condition) => `${c.backend}@${c.latencyMs}@${c.mode}@${c.cost ? 'cost' : 'free'}`;
 
 function parseOptions(): Options {
   const { values } = parseArgs({
@@ -80,6 +104,11 @@ function parseOptions(): Options {
       dialect: { type: 'string', default: 'rfc8040' },
       profile: { type: 'string', default: 'sodium' },
       timeout: { type: 'string', default: '240' },
+      modes: { type: 'string', default: MODES.join(',') },
+      'batch-edits': { type: 'string', default: '200' },
+      'batch-window': { type: 'string', default: '5' },
+      'batched-workers': { type: 'string', default: '256' },
+      cost: { type: 'string', default: '2,0.1' },
       run: { type: 'string' },
       kubeconfig: { type: 'string' },
     },
@@ -110,14 +139,35 @@ function parseOptions(): Options {
     throw new Error(`--pods: at most 250 pods per node (a /24 each), so at most ${nodes * 250}`);
   let run: Options['run'];
   if (values.run !== undefined) {
-    const [backend, latency] = values.run.split('@');
-    if (!(BACKENDS as readonly string[]).includes(backend ?? '') || values.kubeconfig === undefined)
-      throw new Error('--run <backend>@<latency> needs a known backend and --kubeconfig');
+    const [backend, latency, mode, cost] = values.run.split('@');
+    if (
+      !(BACKENDS as readonly string[]).includes(backend ?? '') ||
+      !(MODES as readonly string[]).includes(mode ?? '') ||
+      values.kubeconfig === undefined
+    )
+      throw new Error(
+        '--run <backend>@<latency>@<mode>@<cost|free> needs a known backend and mode, and --kubeconfig',
+      );
     run = {
-      backend: backend as BackendName,
-      latencyMs: int('run', latency, 0, 10_000),
+      condition: {
+        backend: backend as BackendName,
+        latencyMs: int('run', latency, 0, 10_000),
+        mode: mode as Mode,
+        cost: cost === 'cost',
+      },
       kubeconfig: values.kubeconfig,
     };
+  }
+  const modes = list(values.modes);
+  for (const m of modes)
+    if (!(MODES as readonly string[]).includes(m))
+      throw new Error(`--modes: ${m} is not one of ${MODES.join(', ')}`);
+  let cost: Options['cost'];
+  if (values.cost !== 'none') {
+    const [tx, edit] = String(values.cost).split(',').map(Number);
+    if (!(tx !== undefined && edit !== undefined && tx >= 0 && edit >= 0))
+      throw new Error('--cost must be <transaction ms>,<edit ms> (e.g. 2,0.1) or none');
+    cost = { transactionMs: tx, editMs: edit };
   }
   return {
     run,
@@ -131,6 +181,11 @@ function parseOptions(): Options {
     dialect,
     profile,
     timeoutMs: int('timeout', values.timeout, 10, 3600) * 1000,
+    modes: modes as Mode[],
+    batchEdits: int('batch-edits', values['batch-edits'], 2, 10_000),
+    batchWindowMs: int('batch-window', values['batch-window'], 0, 10_000),
+    batchedWorkers: int('batched-workers', values['batched-workers'], 1, 4096),
+    cost,
   };
 }
 
@@ -224,29 +279,31 @@ function listPaths(backend: BackendName, profile: Profile): Record<string, DataP
 // ---------------------------------------------------------------------------------------------
 // the emulator
 
-/** Data writes (anything but GET) the emulator has served. */
-async function emulatorWrites(url: string): Promise<number> {
+/** Data write requests (anything but GET) the emulator has served, and the edits they applied. */
+async function emulatorWrites(url: string): Promise<{ requests: number; edits: number }> {
   const counters = (await requestJson(`${url}/odlcoe-emulator/counters`, 'GET', undefined, {
     Authorization: authorizationHeader(AUTH),
-  })) as { requests: Record<string, number> };
-  return Object.entries(counters.requests)
+  })) as { requests: Record<string, number>; edits: number };
+  const requests = Object.entries(counters.requests)
     .filter(([key]) => !key.startsWith('GET '))
     .reduce((sum, [, n]) => sum + n, 0);
+  return { requests, edits: counters.edits };
 }
 
 // ---------------------------------------------------------------------------------------------
 // one run
 
 interface RunResult {
-  backend: BackendName;
-  latencyMs: number;
+  condition: Condition;
   convergeMs: number | undefined;
   counts: Record<string, number>;
-  writes: number;
+  requests: number;
+  edits: number;
   rssBaselineMb: number;
   rssPeakMb: number;
   restartMs: number | undefined;
-  restartWrites: number;
+  restartRequests: number;
+  restartEdits: number;
   rawPutsPerSecond: number;
   watcherPutsPerSecond: number;
 }
@@ -255,7 +312,7 @@ const silentEvents: EventRecorder = { warning: () => undefined };
 
 async function startBenchWatcher(
   o: Options,
-  backend: BackendName,
+  { backend, mode }: Condition,
   kc: KubeConfig,
   emulatorUrl: string,
 ): Promise<{ watcher: Watcher; close(): Promise<void> }> {
@@ -268,12 +325,17 @@ async function startBenchWatcher(
     dialect: o.dialect,
     subnetSource: 'podCIDR',
     resyncPeriodMs: 0,
-    workers: o.workers,
+    workers: mode === 'batched' ? o.batchedWorkers : o.workers,
   };
   const watcher = await startWatcher({
     settings,
     kubeConfig: kc,
-    odl: { baseUrl: emulatorUrl, auth: AUTH, concurrency: o.concurrency },
+    odl: {
+      baseUrl: emulatorUrl,
+      auth: AUTH,
+      concurrency: o.concurrency,
+      ...(mode === 'batched' ? { batch: { maxEdits: o.batchEdits, windowMs: o.batchWindowMs } } : {}),
+    },
     registry,
     logger: createLogger('watcher', process.env.ODLCOE_LOG_LEVEL ?? 'silent'),
     events: silentEvents,
@@ -309,15 +371,18 @@ async function within<T>(promise: Promise<T>, deadline: number): Promise<T | und
   }
 }
 
-async function run(
-  o: Options,
-  backend: BackendName,
-  latencyMs: number,
-  kc: KubeConfig,
-  cluster: Cluster,
-): Promise<RunResult> {
+async function run(o: Options, condition: Condition, kc: KubeConfig, cluster: Cluster): Promise<RunResult> {
+  const { backend, latencyMs } = condition;
+  const costFlags =
+    condition.cost && o.cost
+      ? ['--tx-cost-ms', String(o.cost.transactionMs), '--edit-cost-ms', String(o.cost.editMs)]
+      : [];
   const emulator = await startListening(
-    ['src/emulator/main.ts', '--port', '0', '--profile', o.profile, '--latency-ms', String(latencyMs)],
+    [
+      'src/emulator/main.ts',
+      ...['--port', '0', '--profile', o.profile, '--latency-ms', String(latencyMs)],
+      ...costFlags,
+    ],
     'emulator listening',
     'warn', // its listening line is written whatever the level
   );
@@ -338,7 +403,7 @@ async function run(
     }, RSS_SAMPLE_MS);
     const started = performance.now();
     const deadline = started + o.timeoutMs;
-    const first = await startBenchWatcher(o, backend, kc, emulator.url);
+    const first = await startBenchWatcher(o, condition, kc, emulator.url);
     let convergeMs: number | undefined;
     let counts: Record<string, number> = {};
     try {
@@ -369,10 +434,10 @@ async function run(
 
     // 2. restart on the converged ODL
     let restartMs: number | undefined;
-    let restartWrites = 0;
+    let restartWrites = { requests: 0, edits: 0 };
     if (convergeMs !== undefined) {
       const restartStarted = performance.now();
-      const second = await startBenchWatcher(o, backend, kc, emulator.url);
+      const second = await startBenchWatcher(o, condition, kc, emulator.url);
       try {
         if (
           (await within(
@@ -384,23 +449,25 @@ async function run(
       } finally {
         await second.close();
       }
-      restartWrites = (await emulatorWrites(emulator.url)) - writes;
+      const after = await emulatorWrites(emulator.url);
+      restartWrites = { requests: after.requests - writes.requests, edits: after.edits - writes.edits };
     }
 
     // 3. the emulator's raw PUT capacity at the same concurrency
     const rawPutsPerSecond = await rawPutCapacity(emulator.url, o.dialect, o.concurrency);
     return {
-      backend,
-      latencyMs,
+      condition,
       convergeMs,
       counts,
-      writes,
+      requests: writes.requests,
+      edits: writes.edits,
       rssBaselineMb: rssBaseline / MIB,
       rssPeakMb: rssPeak / MIB,
       restartMs,
-      restartWrites,
+      restartRequests: restartWrites.requests,
+      restartEdits: restartWrites.edits,
       rawPutsPerSecond,
-      watcherPutsPerSecond: convergeMs === undefined ? 0 : writes / (convergeMs / 1000),
+      watcherPutsPerSecond: convergeMs === undefined ? 0 : writes.edits / (convergeMs / 1000),
     };
   } finally {
     reader.close();
@@ -462,7 +529,7 @@ const seconds = (ms: number | undefined) => (ms === undefined ? 'timeout' : `${(
 async function runOne(o: Options, one: NonNullable<Options['run']>): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromFile(one.kubeconfig);
-  const result = await run(o, one.backend, one.latencyMs, kc, buildCluster(o, false));
+  const result = await run(o, one.condition, kc, buildCluster(o, false));
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
 }
 
@@ -470,12 +537,7 @@ async function runOne(o: Options, one: NonNullable<Options['run']>): Promise<voi
  * Runs one measurement in a fresh process of this script, so that its RSS is the watcher's
  * alone (no earlier run's garbage, no seed objects) and every run starts with a cold JIT.
  */
-async function runInChild(
-  o: Options,
-  backend: BackendName,
-  latencyMs: number,
-  kubeconfig: string,
-): Promise<RunResult> {
+async function runInChild(o: Options, condition: Condition, kubeconfig: string): Promise<RunResult> {
   const args = [
     '--import',
     'tsx',
@@ -483,7 +545,10 @@ async function runInChild(
     ...['--pods', String(o.pods), '--nodes', String(o.nodes), '--namespaces', String(o.namespaces)],
     ...['--workers', String(o.workers), '--concurrency', String(o.concurrency)],
     ...['--dialect', o.dialect, '--profile', o.profile, '--timeout', String(o.timeoutMs / 1000)],
-    ...['--run', `${backend}@${latencyMs}`, '--kubeconfig', kubeconfig],
+    ...['--batch-edits', String(o.batchEdits), '--batch-window', String(o.batchWindowMs)],
+    ...['--batched-workers', String(o.batchedWorkers)],
+    ...['--cost', o.cost ? `${o.cost.transactionMs},${o.cost.editMs}` : 'none'],
+    ...['--run', conditionName(condition), '--kubeconfig', kubeconfig],
   ];
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   let result: RunResult | undefined;
@@ -492,7 +557,9 @@ async function runInChild(
   });
   const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
   if (!result)
-    throw new Error(`the ${backend}@${latencyMs} ms run (pid ${child.pid}) ended (${code}) without a result`);
+    throw new Error(
+      `the ${conditionName(condition)} run (pid ${child.pid}) ended (${code}) without a result`,
+    );
   return result;
 }
 
@@ -518,19 +585,25 @@ async function main(): Promise<void> {
       `seeded ${o.nodes} nodes, ${o.namespaces} namespaces, ${o.pods} pods in ${((performance.now() - seeded) / 1000).toFixed(1)} s; ` +
         `profile ${o.profile}, dialect ${o.dialect}, workers ${o.workers}, RESTCONF client concurrency ${o.concurrency}\n`,
     );
-    for (const latency of o.latencies) {
-      for (const backend of o.backends) {
-        process.stdout.write(`running ${backend} at ${latency} ms ...\n`);
-        const r = await runInChild(o, backend, latency, kubeconfigPath);
-        results.push(r);
+    const conditions: Condition[] = [];
+    const settings = [
+      ...o.latencies.map((latencyMs) => ({ latencyMs, cost: false })),
+      ...(o.cost ? [{ latencyMs: 0, cost: true }] : []),
+    ];
+    for (const { latencyMs, cost } of settings)
+      for (const backend of o.backends)
+        for (const mode of o.modes) conditions.push({ backend, mode, latencyMs, cost });
+    for (const condition of conditions) {
+      process.stdout.write(`running ${conditionName(condition)} ...\n`);
+      const r = await runInChild(o, condition, kubeconfigPath);
+      results.push(r);
+      process.stdout.write(
+        `  converge ${seconds(r.convergeMs)}, ${r.requests} requests / ${r.edits} edits, restart ${seconds(r.restartMs)} with ${r.restartEdits} edits\n`,
+      );
+      if (r.convergeMs === undefined)
         process.stdout.write(
-          `  converge ${seconds(r.convergeMs)}, ${r.writes} writes, restart ${seconds(r.restartMs)} with ${r.restartWrites} writes\n`,
+          `  reached ${JSON.stringify(r.counts)} of ${JSON.stringify(expected[condition.backend])}\n`,
         );
-        if (r.convergeMs === undefined)
-          process.stdout.write(
-            `  reached ${JSON.stringify(r.counts)} of ${JSON.stringify(expected[backend])}\n`,
-          );
-      }
     }
   } finally {
     if (kubesim) await stopChild(kubesim.child);
@@ -540,35 +613,45 @@ async function main(): Promise<void> {
   const rows = [
     [
       'backend',
-      'latency',
+      'condition',
+      'mode',
       'converge',
       'ODL entries',
-      'writes',
-      'writes/pod',
-      'writes/s',
+      'requests',
+      'requests/pod',
+      'edits',
+      'edits/pod',
+      'edits/s',
       'raw PUT/s',
       'RSS before→peak',
       'restart',
-      'restart writes',
+      'restart requests/edits',
     ],
     ...results.map((r) => [
-      r.backend,
-      `${r.latencyMs} ms`,
+      r.condition.backend,
+      r.condition.cost && o.cost
+        ? `cost ${o.cost.transactionMs}+${o.cost.editMs}/edit ms`
+        : `${r.condition.latencyMs} ms`,
+      r.condition.mode,
       seconds(r.convergeMs),
       String(Object.values(r.counts).reduce((a, b) => a + b, 0)),
-      String(r.writes),
-      (r.writes / o.pods).toFixed(2),
+      String(r.requests),
+      (r.requests / o.pods).toFixed(3),
+      String(r.edits),
+      (r.edits / o.pods).toFixed(2),
       r.convergeMs === undefined ? '-' : r.watcherPutsPerSecond.toFixed(0),
       r.rawPutsPerSecond.toFixed(0),
       `${r.rssBaselineMb.toFixed(0)}→${r.rssPeakMb.toFixed(0)} MB`,
       seconds(r.restartMs),
-      String(r.restartWrites),
+      `${r.restartRequests}/${r.restartEdits}`,
     ]),
   ];
   process.stdout.write(
-    `\n${o.nodes} nodes / ${o.namespaces} namespaces / ${o.pods} pods; workers ${o.workers}, RESTCONF client concurrency ${o.concurrency}, ` +
+    `\n${o.nodes} nodes / ${o.namespaces} namespaces / ${o.pods} pods; workers ${o.workers} (batched: ${o.batchedWorkers}), ` +
+      `RESTCONF client concurrency ${o.concurrency}, batches of ≤ ${o.batchEdits} edits / ${o.batchWindowMs} ms, ` +
       `${o.profile}/${o.dialect}\n${table(rows)}\n` +
-      'converge: start until the queue is idle and ODL holds every expected entry; writes: PUT/POST/DELETE the emulator served;\n' +
+      'converge: start until the queue is idle and ODL holds every expected entry; requests: write requests the emulator\n' +
+      'served (PUT/POST/PATCH/DELETE); edits: the writes they carried (a YANG Patch carries many);\n' +
       'raw PUT/s: the same emulator, a bare node:http keep-alive client at the same concurrency; RSS: the watcher process\n' +
       '(before the watcher started → peak while converging); restart: a second watcher on the converged ODL.\n',
   );

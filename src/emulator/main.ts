@@ -17,6 +17,15 @@ import {
 } from './netvirt-schema.js';
 import { startEmulator, type EmulatorOptions, type FaultSettings } from './server.js';
 
+function millisecondsIn(min: number, max: number) {
+  return (value: string): number => {
+    if (!/^\d+(\.\d+)?$/.test(value) || Number(value) < min || Number(value) > max) {
+      throw new InvalidArgumentError(`must be a number of milliseconds in ${min}..${max}`);
+    }
+    return Number(value);
+  };
+}
+
 function integerIn(min: number, max: number) {
   return (value: string): number => {
     if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
@@ -65,6 +74,9 @@ interface Flags {
   record?: string;
   state?: string;
   fillParentInterface?: boolean;
+  yangPatch: boolean;
+  txCostMs?: number;
+  editCostMs?: number;
   latencyMs?: number;
   latencyJitterMs?: number;
   errorRate?: number;
@@ -94,6 +106,17 @@ function parseFlags(argv: readonly string[]): Flags {
     .option(
       '--fill-parent-interface',
       'fill odl-interface:parent-interface of l2vlan interfaces, as Genius does when the OVS port appears',
+    )
+    .option('--no-yang-patch', 'refuse YANG Patch with 415, as a controller without it')
+    .option(
+      '--tx-cost-ms <ms>',
+      'cost model: every write transaction holds the datastore this long (commits one after the other)',
+      millisecondsIn(0, 600_000),
+    )
+    .option(
+      '--edit-cost-ms <ms>',
+      'cost model: plus this much per edit of the transaction (fractions allowed)',
+      millisecondsIn(0, 600_000),
     )
     .option('--latency-ms <ms>', 'latency added to every data request', integerIn(0, 600_000))
     .option('--latency-jitter-ms <ms>', 'plus a uniform random latency up to this', integerIn(0, 600_000))
@@ -137,6 +160,8 @@ async function main(): Promise<void> {
     profile: flags.profile,
     features: flags.features ?? defaultFeatures(flags.profile),
     fillParentInterface: flags.fillParentInterface ?? false,
+    yangPatch: flags.yangPatch,
+    costs: { transactionMs: flags.txCostMs ?? 0, editMs: flags.editCostMs ?? 0 },
     faults,
     logger,
   };

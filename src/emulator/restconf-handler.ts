@@ -5,6 +5,8 @@ import { malformed, RestconfError } from './errors.js';
 import type { OdlWriteBacks } from './odl-writebacks.js';
 import { schemaPathOf, type SchemaNode, type SchemaRoot } from './schema.js';
 import { formatDataUrl, parseDataUrl, type DataUrl, type Step } from './url.js';
+import { applyPatch, readPatch } from './yang-patch.js';
+import type { Profile } from '../netvirt/profile.js';
 
 /**
  * RESTCONF data requests of both dialects, as ODL (Sodium/Aluminium) answers them:
@@ -17,6 +19,7 @@ import { formatDataUrl, parseDataUrl, type DataUrl, type Step } from './url.js';
  * | POST (create in parent)   | 204 + Location            | 201 + Location         |
  * | POST of existing data     | 409 data-exists           | 409 data-exists        |
  * | PATCH (plain merge)       | 415 (only YANG-Patch)     | 200, creates if absent |
+ * | PATCH (YANG Patch)        | 200 + yang-patch-status   | 200 + yang-patch-status |
  * | DELETE                    | 200                       | 204                    |
  * | GET/DELETE of missing     | 404 data-missing          | 404 data-missing       |
  */
@@ -35,6 +38,27 @@ export interface DataResponse {
   location?: string;
   /** The accepted write, for the record file. */
   accepted?: { body: unknown };
+  /** Edits this request applied (a single write: 1; a YANG Patch: its edits, or 0 when it failed). */
+  edits?: number;
+  contentType?: string;
+  /**
+   * A YANG Patch's edits, each as the single write it stands for (`POST` parent, `PUT` /
+   * `PATCH` / `DELETE` entry), with the module of its target: the record file gets them one
+   * line each when the patch applied, and the write counters count them by module.
+   */
+  patchEdits?: { method: string; url: string; body: unknown; module: string }[];
+}
+
+export interface HandlerOptions {
+  profile: Profile;
+  /** false: YANG Patch is refused with 415, as by a controller without it. */
+  yangPatch: boolean;
+}
+
+/** YANG-Patch media types: both releases take the draft's, Aluminium's RFC 8040 also RFC 8072's. */
+function patchMediaType(contentType: string | undefined): string | undefined {
+  const type = contentType?.split(';')[0]!.trim().toLowerCase();
+  return type === 'application/yang.patch+json' || type === 'application/yang-patch+json' ? type : undefined;
 }
 
 const JSON_TYPES = new Set(['application/json', 'application/yang.data+json', 'application/yang-data+json']);
@@ -45,6 +69,7 @@ export class RestconfHandler {
     private readonly config: Datastore,
     private readonly operational: Datastore,
     private readonly writeBacks: OdlWriteBacks,
+    private readonly options: HandlerOptions = { profile: 'sodium', yangPatch: true },
   ) {}
 
   handle(request: DataRequest): DataResponse {
@@ -59,6 +84,7 @@ export class RestconfHandler {
       case 'PUT':
         return this.write(url, request, 'put');
       case 'PATCH':
+        if (patchMediaType(request.contentType)) return this.yangPatch(url, request);
         if (url.dialect === 'bierman02') {
           throw new RestconfError(
             'protocol',
@@ -75,6 +101,43 @@ export class RestconfHandler {
       default:
         throw methodNotAllowed(request.method);
     }
+  }
+
+  /** YANG Patch (see yang-patch.ts): 200 with the patch status, 400 for a document it cannot read. */
+  private yangPatch(url: DataUrl, request: DataRequest): DataResponse {
+    const type = patchMediaType(request.contentType)!;
+    const accepted =
+      this.options.yangPatch &&
+      (type === 'application/yang.patch+json' ||
+        (url.dialect === 'rfc8040' && this.options.profile !== 'sodium'));
+    if (!accepted)
+      throw new RestconfError('protocol', 'operation-not-supported', `Unsupported Media Type ${type}`, {
+        status: 415,
+      });
+    this.requireConfig(url, 'PATCH');
+    const { patchId, edits } = readPatch(this.schema, url.steps, request.body, url.dialect);
+    const watches = edits.flatMap((e) => e.writes.map((w) => this.writeBacks.beforeWrite(w.steps)));
+    const result = applyPatch(this.config, patchId, edits, url.dialect, (steps) =>
+      formatDataUrl(url.dialect, steps),
+    );
+    if (result.applied > 0) for (const watch of watches) this.writeBacks.afterWrite(watch);
+    const METHOD = { create: 'POST', replace: 'PUT', merge: 'PATCH', insert: 'POST', move: 'PATCH' } as const;
+    const patchEdits = edits.flatMap((edit) =>
+      edit.writes.map((w) => {
+        const method =
+          edit.operation === 'delete' || edit.operation === 'remove' ? 'DELETE' : METHOD[edit.operation];
+        const steps = method === 'POST' ? w.steps.slice(0, -1) : w.steps;
+        const module = w.steps[0]?.node.module ?? '';
+        return { method, url: formatDataUrl(url.dialect, steps), body: w.raw ?? null, module };
+      }),
+    );
+    return {
+      status: 200,
+      body: result.body,
+      contentType: 'application/yang.patch-status+json',
+      edits: result.applied,
+      patchEdits,
+    };
   }
 
   private get(url: DataUrl, query: URLSearchParams): DataResponse {
@@ -161,7 +224,7 @@ export class RestconfHandler {
     if (mode === 'merge') status = 200;
     else if (!existed) status = 201;
     else status = url.dialect === 'bierman02' ? 200 : 204;
-    return { status, accepted: { body: json } };
+    return { status, accepted: { body: json }, edits: 1 };
   }
 
   /** POST: the URL names the parent, the body one new child (container, or one list entry). */
@@ -217,7 +280,7 @@ export class RestconfHandler {
     const watch = this.writeBacks.beforeWrite(steps);
     this.config.create(steps, value, location);
     this.writeBacks.afterWrite(watch);
-    return { status: url.dialect === 'bierman02' ? 204 : 201, location, accepted: { body: json } };
+    return { status: url.dialect === 'bierman02' ? 204 : 201, location, accepted: { body: json }, edits: 1 };
   }
 
   private delete(url: DataUrl): DataResponse {
@@ -232,7 +295,7 @@ export class RestconfHandler {
     const watch = this.writeBacks.beforeWrite(url.steps);
     this.config.delete(url.steps, formatDataUrl(url.dialect, url.steps));
     this.writeBacks.afterWrite(watch);
-    return { status: url.dialect === 'bierman02' ? 200 : 204, accepted: { body: null } };
+    return { status: url.dialect === 'bierman02' ? 200 : 204, accepted: { body: null }, edits: 1 };
   }
 }
 

@@ -60,6 +60,14 @@ export interface EmulatorOptions {
   stateFile?: string;
   /** ODL write-back: fill `odl-interface:parent-interface` of l2vlan interfaces. */
   fillParentInterface?: boolean;
+  /** Accept YANG Patch (default true); false answers it 415, as a controller without it. */
+  yangPatch?: boolean;
+  /**
+   * What a commit costs, in ms: every write transaction (a single write or a YANG Patch that
+   * applied) holds the datastore for `transactionMs` + `editMs` per edit, one commit after the
+   * other (as one shard leader commits), before it is answered. Default 0.
+   */
+  costs?: { transactionMs?: number; editMs?: number };
   faults?: FaultSettings;
   logger?: Logger;
 }
@@ -86,6 +94,8 @@ export interface EmulatorCounters {
   writes: Record<string, number>;
   /** TCP connections accepted (to check that clients keep connections alive). */
   connections: number;
+  /** Edits applied: one per accepted single write, each edit of an applied YANG Patch. */
+  edits: number;
 }
 
 export interface Emulator {
@@ -225,7 +235,22 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     logger,
   });
   writeBacks.rebuild();
-  const handler = new RestconfHandler(schema, config, operational, writeBacks);
+  const handler = new RestconfHandler(schema, config, operational, writeBacks, {
+    profile: options.profile,
+    yangPatch: options.yangPatch ?? true,
+  });
+  const transactionMs = options.costs?.transactionMs ?? 0;
+  const editMs = options.costs?.editMs ?? 0;
+  if (!(transactionMs >= 0 && editMs >= 0)) throw new Error('costs must be ≥ 0 ms');
+  let edits = 0;
+  // Commits one after the other, as a shard leader makes them.
+  let commits: Promise<void> = Promise.resolve();
+  const commit = (count: number): Promise<void> => {
+    const ms = transactionMs + editMs * count;
+    if (ms <= 0) return Promise.resolve();
+    commits = commits.then(() => sleep(ms));
+    return commits;
+  };
   const faultState = new FaultState(options.faults ?? {});
 
   const requestCounts = new Map<string, number>();
@@ -296,10 +321,19 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
         contentType: req.headers['content-type'],
         body,
       });
+      if (result.edits) {
+        edits += result.edits;
+        await commit(result.edits);
+      }
       const headers: Record<string, string> = {};
-      if (result.body !== undefined) headers['Content-Type'] = type;
+      if (result.body !== undefined) headers['Content-Type'] = result.contentType ?? type;
       if (result.location) headers.Location = result.location;
       send(res, result.status, result.body, headers);
+      for (const edit of result.patchEdits ?? []) {
+        if (edit.module) writeCounts.set(edit.module, (writeCounts.get(edit.module) ?? 0) + 1);
+        if (result.edits && recordFile)
+          recordFile.append({ method: edit.method, url: edit.url, status: result.status, body: edit.body });
+      }
       if (result.accepted && recordFile)
         recordFile.append({
           method,
@@ -559,6 +593,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
       modules: Object.fromEntries(moduleCounts),
       writes: Object.fromEntries(writeCounts),
       connections,
+      edits,
     };
   }
 

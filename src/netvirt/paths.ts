@@ -44,26 +44,26 @@ export function adjacencyModule(profile: Profile): string | undefined {
   return profile === 'sodium' ? 'odl-l3vpn' : undefined;
 }
 
-const entry = (module: string, container: string, list: string) => ({
+const entry = (module: string, container: string, list: string, keyName: string) => ({
   all: (): DataPath => [{ module, name: container }],
   one: (key: string): DataPath => [
     { module, name: container },
-    { name: list, keys: [key] },
+    { name: list, keys: [key], keyNames: [keyName] },
   ],
 });
 
 export function netvirtPaths(profile: Profile): NetvirtPaths {
-  const ifs = entry('ietf-interfaces', 'interfaces', 'interface');
-  const elans = entry('elan', 'elan-instances', 'elan-instance');
-  const elanIfs = entry('elan', 'elan-interfaces', 'elan-interface');
-  const vpns = entry(vpnModule(profile), 'vpn-instances', 'vpn-instance');
-  const vpnIfs = entry(vpnModule(profile), 'vpn-interfaces', 'vpn-interface');
-  const dhcp = entry('dhcp_allocation_pool', 'dhcp_allocation_pool', 'network');
-  const nat = entry('odl-nat', 'floating-ip-info', 'router-ports');
-  const pods = entry('pod', 'coe', 'pods');
-  const services = entry('service', 'service-information', 'services');
-  const endpoints = entry('service', 'endpoints-info', 'endpoints');
-  const nodes = entry('k8s-node', 'k8s-nodes-info', 'k8s-nodes');
+  const ifs = entry('ietf-interfaces', 'interfaces', 'interface', 'name');
+  const elans = entry('elan', 'elan-instances', 'elan-instance', 'elan-instance-name');
+  const elanIfs = entry('elan', 'elan-interfaces', 'elan-interface', 'name');
+  const vpns = entry(vpnModule(profile), 'vpn-instances', 'vpn-instance', 'vpn-instance-name');
+  const vpnIfs = entry(vpnModule(profile), 'vpn-interfaces', 'vpn-interface', 'name');
+  const dhcp = entry('dhcp_allocation_pool', 'dhcp_allocation_pool', 'network', 'network-id');
+  const nat = entry('odl-nat', 'floating-ip-info', 'router-ports', 'router-id');
+  const pods = entry('pod', 'coe', 'pods', 'uid');
+  const services = entry('service', 'service-information', 'services', 'uid');
+  const endpoints = entry('service', 'endpoints-info', 'endpoints', 'uid');
+  const nodes = entry('k8s-node', 'k8s-nodes-info', 'k8s-nodes', 'uid');
   const adjacency = adjacencyModule(profile);
   return {
     interfaces: ifs.all,
@@ -79,14 +79,14 @@ export function netvirtPaths(profile: Profile): NetvirtPaths {
     adjacency: (interfaceName, ipPrefix) => [
       ...vpnIfs.one(interfaceName),
       adjacency
-        ? { module: adjacency, name: 'adjacency', keys: [ipPrefix] }
-        : { name: 'adjacency', keys: [ipPrefix] },
+        ? { module: adjacency, name: 'adjacency', keys: [ipPrefix], keyNames: ['ip_address'] }
+        : { name: 'adjacency', keys: [ipPrefix], keyNames: ['ip_address'] },
     ],
     dhcpAllocationPool: dhcp.all,
     dhcpNetwork: dhcp.one,
     allocationPool: (networkId, subnet) => [
       ...dhcp.one(networkId),
-      { name: 'allocation-pool', keys: [subnet] },
+      { name: 'allocation-pool', keys: [subnet], keyNames: ['subnet'] },
     ],
     floatingIpInfo: nat.all,
     routerPorts: nat.one,

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { silentLogger } from '../common/log.js';
 import { startEmulator, type Emulator } from '../emulator/server.js';
-import { RestconfClient, RestconfError, type RestconfClientOptions } from './client.js';
-import { countsSince, elanBody, elanPath, waitFor } from './testing.js';
+import { RestconfClient, type RestconfClientOptions } from './client.js';
+import { countsSince, elanBody, elanPath, rejection, waitFor } from './testing.js';
 
 /**
  * A caller's abort signal (the watcher's leader term) ends a request at once: before its first
@@ -13,16 +13,6 @@ import { countsSince, elanBody, elanPath, waitFor } from './testing.js';
  * after the signal fired, so a write cannot land after the caller lost the right to write.
  */
 const AUTH = { kind: 'basic', user: 'admin', password: 'admin' } as const;
-
-async function rejection(promise: Promise<unknown>): Promise<RestconfError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof RestconfError, `expected a RestconfError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected the request to fail');
-}
 
 function attemptsOf(method: string, counts: Record<string, number>): number {
   return Object.entries(counts)

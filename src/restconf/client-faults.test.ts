@@ -5,9 +5,17 @@ import { silentLogger } from '../common/log.js';
 import { createRegistry } from '../common/metrics.js';
 import { startEmulator, type Emulator } from '../emulator/server.js';
 import { authorizationHeader } from './auth.js';
-import { RestconfClient, RestconfError, type RequestSample, type RestconfClientOptions } from './client.js';
+import { RestconfClient, type RequestSample, type RestconfClientOptions } from './client.js';
 import { restconfMetrics } from './metrics.js';
-import { capturingLogger, countsSince, elanBody, elanInstances, elanPath, waitFor } from './testing.js';
+import {
+  capturingLogger,
+  countsSince,
+  elanBody,
+  elanInstances,
+  elanPath,
+  rejection,
+  waitFor,
+} from './testing.js';
 
 /**
  * Retries, timeouts, the concurrency cap and keep-alive, against the emulator's fault
@@ -16,16 +24,6 @@ import { capturingLogger, countsSince, elanBody, elanInstances, elanPath, waitFo
 const AUTH = { kind: 'basic', user: 'admin', password: 'admin' } as const;
 /** Fast retries so outages of a second are ridden out in many small steps. */
 const FAST_RETRY = { maxAttempts: 60, initialMs: 20, maxMs: 200 };
-
-async function rejection(promise: Promise<unknown>): Promise<RestconfError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof RestconfError, `expected a RestconfError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected the request to fail');
-}
 
 describe('RestconfClient under faults', () => {
   let emulator: Emulator;

@@ -7,10 +7,10 @@ import { silentLogger } from '../common/log.js';
 import { createRegistry } from '../common/metrics.js';
 import { startEmulator, type Emulator } from '../emulator/server.js';
 import { loadRestconfAuth } from './auth.js';
-import { RestconfClient, RestconfError, type RequestSample, type RestconfClientOptions } from './client.js';
+import { RestconfClient, type RequestSample, type RestconfClientOptions } from './client.js';
 import { restconfMetrics } from './metrics.js';
 import type { DataPath, Dialect } from './path.js';
-import { countsSince, elanBody, elanEntry, elanInstances, elanList, elanPath } from './testing.js';
+import { countsSince, elanBody, elanEntry, elanInstances, elanList, elanPath, rejection } from './testing.js';
 
 const ADMIN = { kind: 'basic', user: 'admin', password: 'admin' } as const;
 
@@ -33,15 +33,6 @@ const adjacency = {
 };
 
 /** Asserts that `promise` rejects with a RestconfError and returns it. */
-async function rejection(promise: Promise<unknown>): Promise<RestconfError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof RestconfError, `expected a RestconfError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected the request to fail');
-}
 
 for (const dialect of ['bierman02', 'rfc8040'] as const) {
   describe(`RestconfClient against the emulator (${dialect})`, () => {

@@ -14,6 +14,7 @@ import { listEntries, listEntriesFromParent, parseRestconfJson } from './json-bo
 import {
   DIALECTS,
   encodePath,
+  instanceIdentifier,
   parentPath,
   pathTemplate,
   type DataPath,
@@ -27,8 +28,24 @@ import {
   outcomeUnknownAfterStatus,
   retryAfterMs,
 } from './retry-policy.js';
+import {
+  editError,
+  WriteBatcher,
+  type BatchedWrite,
+  type BatchOptions,
+  type BatchSample,
+} from './write-batcher.js';
+import {
+  bufferSafe,
+  patchDocument,
+  statusOfTag,
+  YANG_PATCH_MEDIA_TYPE,
+  YANG_PATCH_STATUS_ACCEPT,
+  type PatchEdit,
+} from './yang-patch.js';
 
 export type { RestconfAuth } from './auth.js';
+export type { BatchOptions, BatchSample } from './write-batcher.js';
 export { RestconfError } from './errors.js';
 
 /** One attempt of one request, for metrics: reported once per attempt, retries included. */
@@ -63,6 +80,14 @@ export interface RestconfClientOptions {
   /** Verification is on unless `insecureSkipVerify` is set. */
   tls?: { caFile?: string; insecureSkipVerify?: boolean };
   onRequest?: (sample: RequestSample) => void;
+  /**
+   * Batched writes: concurrent put/post/merge/delete calls go to ODL as YANG-Patch requests
+   * of up to `maxEdits` edits, each sent at most `windowMs` after its first edit. Absent, or
+   * `maxEdits` 1: every write is its own request. See docs/restconf-client.md.
+   */
+  batch?: BatchOptions;
+  /** Called once per YANG-Patch request the batcher sends (metrics). */
+  onBatch?: (sample: BatchSample) => void;
   logger?: Logger;
 }
 
@@ -110,6 +135,9 @@ interface Prepared {
   url: string;
   template: string;
   body?: string;
+  /** Replace the dialect's media types (YANG Patch). */
+  contentType?: string;
+  accept?: string;
 }
 
 interface HttpAnswer {
@@ -144,6 +172,8 @@ export class RestconfClient {
   private readonly retry: Required<RestconfRetryOptions>;
   private readonly onRequest?: (sample: RequestSample) => void;
   private readonly logger: Logger;
+  private readonly batcher: WriteBatcher | undefined;
+  private patches = 0;
 
   constructor(options: RestconfClientOptions) {
     this.logger = options.logger ?? silentLogger();
@@ -221,6 +251,25 @@ export class RestconfClient {
     this.queue = new PQueue({ concurrency });
     // Every attempt in flight listens for close(); there can be `concurrency` of them.
     setMaxListeners(concurrency + 10, this.closing.signal);
+    if (options.batch && options.batch.maxEdits > 1) {
+      positiveInteger(options.batch.maxEdits, 'batch.maxEdits');
+      if (!(Number.isFinite(options.batch.windowMs) && options.batch.windowMs >= 0))
+        throw new ConfigError(
+          `RESTCONF client option batch.windowMs must be ≥ 0, got ${options.batch.windowMs}`,
+        );
+      this.batcher = new WriteBatcher(
+        options.batch,
+        { send: (body, signal) => this.sendPatch(body, signal) },
+        (edits) => patchDocument(`odlcoe-${++this.patches}`, edits, this.dialect),
+        this.logger,
+        options.onBatch,
+      );
+    }
+  }
+
+  /** Whether ODL refused YANG Patch, so that batched writes go single (per client). */
+  get patchRefused(): boolean {
+    return this.batcher?.patchRefused ?? false;
   }
 
   /**
@@ -321,6 +370,23 @@ export class RestconfClient {
    * as a one-element list: `{"elan:elan-instance":[{...}]}`.
    */
   async put(path: DataPath, body: unknown, options: RequestOptions = {}): Promise<'created' | 'replaced'> {
+    const batched = this.batchable(
+      'replace',
+      path,
+      body,
+      'PUT',
+      () => this.putNow(path, body, options),
+      () => 'replaced' as const,
+    );
+    if (batched) return this.batcher!.submit(batched, options.signal);
+    return this.putNow(path, body, options);
+  }
+
+  private async putNow(
+    path: DataPath,
+    body: unknown,
+    options: RequestOptions,
+  ): Promise<'created' | 'replaced'> {
     const req = this.prepare('PUT', path, 'config', body);
     const answer = await this.execute(req, options.signal);
     if (answer.status === 201) return 'created';
@@ -330,6 +396,19 @@ export class RestconfClient {
 
   /** Merges `body` into the node at `path` (plain PATCH): leaves not in `body` stay as they are. */
   async merge(path: DataPath, body: unknown, options: RequestOptions = {}): Promise<void> {
+    const batched = this.batchable(
+      'merge',
+      path,
+      body,
+      'PATCH',
+      () => this.mergeNow(path, body, options),
+      () => undefined,
+    );
+    if (batched) return this.batcher!.submit(batched, options.signal);
+    return this.mergeNow(path, body, options);
+  }
+
+  private async mergeNow(path: DataPath, body: unknown, options: RequestOptions): Promise<void> {
     const req = this.prepare('PATCH', path, 'config', body);
     const answer = await this.execute(req, options.signal);
     if (answer.status === 200 || answer.status === 201 || answer.status === 204) return;
@@ -343,6 +422,19 @@ export class RestconfClient {
    * earlier write: the error then has `mayHaveApplied` set, and only a read can tell.
    */
   async post(parent: DataPath, body: unknown, options: RequestOptions = {}): Promise<void> {
+    const batched = this.batchable(
+      'create',
+      parent,
+      body,
+      'POST',
+      () => this.postNow(parent, body, options),
+      () => undefined,
+    );
+    if (batched) return this.batcher!.submit(batched, options.signal);
+    return this.postNow(parent, body, options);
+  }
+
+  private async postNow(parent: DataPath, body: unknown, options: RequestOptions): Promise<void> {
     const req = this.prepare('POST', parent, 'config', body);
     const answer = await this.execute(req, options.signal);
     if (answer.status === 200 || answer.status === 201 || answer.status === 204) return;
@@ -354,6 +446,19 @@ export class RestconfClient {
    * `absent` can also mean an earlier attempt deleted it: either way it is gone.
    */
   async delete(path: DataPath, options: RequestOptions = {}): Promise<'deleted' | 'absent'> {
+    const batched = this.batchable(
+      'delete',
+      path,
+      undefined,
+      'DELETE',
+      () => this.deleteNow(path, options),
+      (outcome) => (outcome === 'data-missing' ? 'absent' : 'deleted'),
+    );
+    if (batched) return this.batcher!.submit(batched, options.signal);
+    return this.deleteNow(path, options);
+  }
+
+  private async deleteNow(path: DataPath, options: RequestOptions): Promise<'deleted' | 'absent'> {
     const req = this.prepare('DELETE', path, 'config');
     const answer = await this.execute(req, options.signal);
     if (answer.status === 200 || answer.status === 204) return 'deleted';
@@ -368,7 +473,95 @@ export class RestconfClient {
   close(): void {
     if (this.closing.signal.aborted) return;
     this.closing.abort();
+    this.batcher?.flush();
     this.agent.destroy();
+  }
+
+  /**
+   * The write as a YANG-Patch edit, when batching is on and the write can be one: its target
+   * can be spelled as an instance-identifier (list entries with their key names) and, on
+   * bierman02, its value survives ODL's value buffer. `ok` gives the caller's result for an
+   * applied edit (or, for a delete, one that failed with `data-missing`).
+   */
+  private batchable<T>(
+    operation: 'create' | 'replace' | 'merge' | 'delete',
+    path: DataPath,
+    body: unknown,
+    method: RestconfMethod,
+    single: () => Promise<T>,
+    ok: (tag?: 'data-missing') => T,
+  ): BatchedWrite<T> | undefined {
+    if (!this.batcher || this.batcher.patchRefused) return undefined;
+    if (body !== undefined && this.dialect === 'bierman02' && !bufferSafe(body)) return undefined;
+    const edit = this.patchEdit(operation, path, body);
+    if (!edit) return undefined;
+    const url = this.dataUrl(path, 'config', method);
+    return {
+      edit,
+      single,
+      settle: (outcome) => {
+        if (outcome.ok) return ok();
+        if (operation === 'delete' && outcome.errors[0]?.errorTag === 'data-missing')
+          return ok('data-missing');
+        throw editError(method, url, outcome, statusOfTag);
+      },
+    };
+  }
+
+  /**
+   * The edit for a write. A value for a list entry is addressed through its list (ODL's
+   * reader does the same with an entry target): `create`/`replace` of
+   * `/m:top/m:list` with `{"m:list":[entry]}` creates or replaces that entry alone.
+   */
+  private patchEdit(
+    operation: PatchEdit['operation'],
+    path: DataPath,
+    body: unknown,
+  ): Omit<PatchEdit, 'editId'> | undefined {
+    if (operation === 'delete') {
+      const target = instanceIdentifier(path);
+      return target === undefined ? undefined : { operation, target };
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+    const members = Object.keys(body);
+    if (members.length !== 1) return undefined;
+    let listPath: DataPath;
+    if (operation === 'create') {
+      const member = members[0]!;
+      const colon = member.indexOf(':');
+      const module = colon === -1 ? undefined : member.slice(0, colon);
+      if (path.length === 0 && module === undefined) return undefined;
+      listPath = [
+        ...path,
+        { name: colon === -1 ? member : member.slice(colon + 1), ...(module ? { module } : {}) },
+      ];
+    } else {
+      const last = path[path.length - 1];
+      if (!last) return undefined;
+      listPath =
+        last.keys && last.keys.length > 0
+          ? [...parentPath(path), { name: last.name, ...(last.module ? { module: last.module } : {}) }]
+          : path;
+    }
+    const target = instanceIdentifier(listPath);
+    return target === undefined ? undefined : { operation, target, value: body };
+  }
+
+  /** Sends a YANG-Patch document to the datastore root, with the retry policy. */
+  private async sendPatch(
+    body: string,
+    signal: AbortSignal,
+  ): Promise<{ status: number; body: string; attempts: number; mayHaveApplied: boolean }> {
+    const url = this.dialect === 'bierman02' ? `${this.root}/restconf/config` : `${this.root}/rests/data`;
+    const req: Prepared = {
+      method: 'PATCH',
+      url,
+      template: '/yang-patch',
+      body,
+      contentType: YANG_PATCH_MEDIA_TYPE,
+      accept: YANG_PATCH_STATUS_ACCEPT,
+    };
+    return this.execute(req, signal);
   }
 
   /** Where this client's dialect lists ODL's modules (see getModules). */
@@ -548,8 +741,12 @@ export class RestconfClient {
         method: req.method,
         url: req.url,
         data: req.body,
-        headers:
-          req.body !== undefined ? { 'Content-Type': MEDIA_TYPE[this.dialect].contentType } : undefined,
+        headers: {
+          ...(req.body !== undefined
+            ? { 'Content-Type': req.contentType ?? MEDIA_TYPE[this.dialect].contentType }
+            : {}),
+          ...(req.accept ? { Accept: req.accept } : {}),
+        },
         signal: abort.signal,
       });
       result = { kind: 'response', response };

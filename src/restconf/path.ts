@@ -10,6 +10,12 @@ export interface PathNode {
   module?: string;
   /** Key values of a list entry, in the list's key order. */
   keys?: readonly string[];
+  /**
+   * The names of the key leaves, in the same order. URLs do not need them; a YANG-Patch target
+   * (an instance-identifier, `list[key='value']`) does, so a write to a path without them is
+   * never batched.
+   */
+  keyNames?: readonly string[];
 }
 
 export type DataPath = readonly PathNode[];
@@ -66,4 +72,29 @@ export function memberName(path: DataPath): string {
 /** The parent path (the list or container an entry is POSTed into). */
 export function parentPath(path: DataPath): DataPath {
   return path.slice(0, -1);
+}
+
+/**
+ * The path as an instance-identifier in ODL's string codec form, every node and key qualified
+ * with its module: `/elan:elan-instances/elan:elan-instance[elan:elan-instance-name='n1']`.
+ * Undefined when a list entry lacks its key names, or a key value holds both quote characters
+ * (an XPath literal cannot hold both).
+ */
+export function instanceIdentifier(path: DataPath): string | undefined {
+  if (path.length === 0 || !path[0]?.module) return undefined;
+  let module = path[0].module;
+  let out = '';
+  for (const node of path) {
+    module = node.module ?? module;
+    out += `/${module}:${node.name}`;
+    const keys = node.keys ?? [];
+    if (keys.length === 0) continue;
+    if (node.keyNames?.length !== keys.length) return undefined;
+    for (const [i, value] of keys.entries()) {
+      const quote = value.includes("'") ? '"' : "'";
+      if (value.includes(quote)) return undefined;
+      out += `[${module}:${node.keyNames[i]}=${quote}${value}${quote}]`;
+    }
+  }
+  return out;
 }

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import {
   boolean,
   duration,
+  number,
   oneOf,
   quoted,
   setting,
@@ -83,6 +84,18 @@ export function odlConnectionSettings(path: ValueType<string> = text(), pathRule
       default: false,
       doc: "skip verification of ODL's certificate (logged as a warning); `true` or `odl.caFile` with an `http://` URL is a configuration error",
     }),
+    batchMaxEdits: setting(number(z.number().int().min(1).max(10_000)), {
+      flag: '--odl-batch-max-edits <n>',
+      env: 'ODLCOE_ODL_BATCH_MAX_EDITS',
+      default: 1,
+      doc: 'batched writes: concurrent writes go to ODL as YANG-Patch requests of up to this many edits (one transaction each); `1` sends every write on its own. ODL refusing YANG Patch (415) falls back to single writes. See [restconf-client.md](restconf-client.md#batched-writes)',
+    }),
+    batchWindow: setting(duration(), {
+      flag: '--odl-batch-window <duration>',
+      env: 'ODLCOE_ODL_BATCH_WINDOW',
+      default: '5ms',
+      doc: 'batched writes: a batch is sent at most this long after its first edit arrived',
+    }),
   };
 }
 
@@ -101,7 +114,11 @@ export type RestconfClientExtras = Omit<Partial<RestconfClientOptions>, 'baseUrl
  * `insecureSkipVerify: false` is the default and must not turn a plain-http URL into an error.
  */
 export function restconfClientOptions(
-  odl: Omit<OdlConnection, 'timeout'> & { timeout?: number },
+  odl: Omit<OdlConnection, 'timeout' | 'batchMaxEdits' | 'batchWindow'> & {
+    timeout?: number;
+    batchMaxEdits?: number;
+    batchWindow?: number;
+  },
   extras: RestconfClientExtras = {},
 ): RestconfClientOptions {
   const { env, auth: given, ...rest } = extras;
@@ -118,6 +135,9 @@ export function restconfClientOptions(
     dialect: odl.dialect,
     ...(auth ? { auth } : {}),
     ...(odl.timeout !== undefined ? { timeoutMs: odl.timeout } : {}),
+    ...(odl.batchMaxEdits !== undefined && odl.batchMaxEdits > 1
+      ? { batch: { maxEdits: odl.batchMaxEdits, windowMs: odl.batchWindow ?? 5 } }
+      : {}),
     ...(odl.caFile !== undefined || odl.insecureSkipVerify
       ? {
           tls: {

@@ -1,6 +1,8 @@
+import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import winston from 'winston';
 import type { Logger } from '../common/log.js';
+import { RestconfError } from './errors.js';
 import type { DataPath } from './path.js';
 
 /**
@@ -12,7 +14,7 @@ export const elanInstances: DataPath = [{ module: 'elan', name: 'elan-instances'
 export const elanList: DataPath = [...elanInstances, { name: 'elan-instance' }];
 
 export function elanPath(name: string): DataPath {
-  return [...elanInstances, { name: 'elan-instance', keys: [name] }];
+  return [...elanInstances, { name: 'elan-instance', keys: [name], keyNames: ['elan-instance-name'] }];
 }
 
 export function elanEntry(name: string, segmentationId = 1001): Record<string, unknown> {
@@ -64,4 +66,15 @@ export function countsSince(
     if (delta !== 0) out[key] = delta;
   }
   return out;
+}
+
+/** The RestconfError `promise` rejects with; fails the test when it resolves or rejects otherwise. */
+export async function rejection(promise: Promise<unknown>): Promise<RestconfError> {
+  try {
+    await promise;
+  } catch (err) {
+    assert.ok(err instanceof RestconfError, `expected a RestconfError, got ${String(err)}`);
+    return err;
+  }
+  assert.fail('expected the request to fail');
 }

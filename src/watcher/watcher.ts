@@ -33,7 +33,7 @@ import {
   type RestconfClientOptions,
   type RequestSample,
 } from '../restconf/client.js';
-import { restconfMetrics } from '../restconf/metrics.js';
+import { restconfBatchMetrics, restconfMetrics } from '../restconf/metrics.js';
 import type { Backend, BackendContext } from './backend.js';
 import { ClusterView } from './cluster-view.js';
 import { CoeNorthboundBackend } from './coe-northbound/backend.js';
@@ -62,7 +62,7 @@ export interface WatcherOptions {
   models?: OdlModels;
   kubeConfig: KubeConfig;
   /** RESTCONF connection; the dialect comes from the settings, metrics are hooked in here. */
-  odl: Omit<RestconfClientOptions, 'dialect' | 'onRequest' | 'logger'>;
+  odl: Omit<RestconfClientOptions, 'dialect' | 'onRequest' | 'onBatch' | 'logger'>;
   /** Lease leader election; `false` (or absent): this instance always leads. */
   leaderElection?: LeaderElectionOptions | false;
   /** `/metrics`, `/healthz`, `/readyz`; absent: not served. Port 0 picks a free port. */
@@ -243,6 +243,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
       recordRestconf(sample);
       lastOdlAnswer = typeof sample.status === 'number' && sample.status < 500 ? 'ok' : 'unreachable';
     },
+    onBatch: restconfBatchMetrics(registry),
   });
   let models: OdlModels;
   try {

@@ -21,6 +21,8 @@ import type { DataPath, Dialect } from '../../src/restconf/path.js';
 import { CoeNorthboundBackend } from '../../src/watcher/coe-northbound/backend.js';
 import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/config/watcher-settings.js';
 import { startWatcher, type Watcher } from '../../src/watcher/watcher.js';
+import type { BatchOptions } from '../../src/restconf/client.js';
+import { testBatch } from '../helpers/batching.js';
 import { waitFor } from '../helpers/wait.js';
 
 export { waitFor };
@@ -123,9 +125,11 @@ export interface CoeWatcher {
   close(): Promise<void>;
 }
 
+/** `batch`: the watcher's batched writes (default: as `ODLCOE_TEST_BATCH` says, see testBatch). */
 export async function startCoeWatcher(
   env: Env,
   overrides: Partial<WatcherSettings> = {},
+  batch: BatchOptions | undefined = testBatch(),
 ): Promise<CoeWatcher> {
   const events = new RecordedEvents();
   const watcher = await startWatcher({
@@ -136,6 +140,7 @@ export async function startCoeWatcher(
       auth: { kind: 'basic', user: 'admin', password: 'admin' },
       retry: { maxAttempts: 3, initialMs: 50, maxMs: 200 },
       timeoutMs: 10_000,
+      ...(batch ? { batch } : {}),
     },
     registry: createRegistry(),
     logger: logger('watcher'),

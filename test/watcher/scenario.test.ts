@@ -13,6 +13,8 @@ import { readOdl, startEnv, startTestWatcher, waitFor, writeCount, type Env } fr
 import { createCluster, createPods, deleteSome, emptyUids } from './scenario.js';
 import { expectedOdl, maskElanTags } from './scenario-data.js';
 
+const BATCH = { maxEdits: 50, windowMs: 5 };
+
 const COMBINATIONS: [Profile, Dialect][] = [
   ['sodium', 'bierman02'],
   ['sodium', 'rfc8040'],
@@ -26,11 +28,19 @@ describe('watcher scenario: 3 nodes, 3 namespaces, 20 pods', () => {
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
   });
 
-  for (const [profile, dialect] of COMBINATIONS) {
-    it(`converges to exactly the expected ODL config (${profile}, ${dialect})`, async () => {
+  // Every combination with single writes and with batched writes (YANG Patch).
+  for (const [[profile, dialect], batch] of COMBINATIONS.flatMap((c) =>
+    [undefined, BATCH].map((b) => [c, b] as const),
+  )) {
+    it(`converges to exactly the expected ODL config (${profile}, ${dialect}${batch ? ', batched' : ''})`, async () => {
       const env: Env = await startEnv({ profile, dialect });
       cleanups.push(() => env.close());
-      const watcher: Watcher = await startTestWatcher(env, { gracePeriodMs: 300 });
+      const watcher: Watcher = await startTestWatcher(
+        env,
+        { gracePeriodMs: 300, workers: batch ? 16 : 4 },
+        {},
+        batch,
+      );
       cleanups.push(() => watcher.close());
       const uids = emptyUids();
       await createCluster(env, uids);
@@ -48,6 +58,7 @@ describe('watcher scenario: 3 nodes, 3 namespaces, 20 pods', () => {
         { what: 'ODL to hold exactly the expected set', timeoutMs: 30_000 },
       ).catch(() => undefined);
       assert.deepEqual(actual, expected);
+      if (batch) assert.ok((env.emu.counters().requests['PATCH 200'] ?? 0) > 0, 'writes went as YANG Patch');
 
       // Converged and idle: reconciling everything again writes nothing.
       await watcher.idle();

@@ -23,6 +23,8 @@ import type { DataPath, Dialect } from '../../src/restconf/path.js';
 import type { EventRecorder, InvolvedObject } from '../../src/watcher/events.js';
 import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/config/watcher-settings.js';
 import { startWatcher, type Watcher, type WatcherOptions } from '../../src/watcher/watcher.js';
+import type { BatchOptions } from '../../src/restconf/client.js';
+import { testBatch } from '../helpers/batching.js';
 import { waitFor } from '../helpers/wait.js';
 
 export { waitFor };
@@ -110,10 +112,12 @@ export class RecordedEvents implements EventRecorder {
   }
 }
 
+/** `batch`: the watcher's batched writes (default: as `ODLCOE_TEST_BATCH` says, see testBatch). */
 export async function startTestWatcher(
   env: Env,
   overrides: Partial<WatcherSettings> = {},
   extra: Partial<WatcherOptions> = {},
+  batch: BatchOptions | undefined = testBatch(),
 ): Promise<Watcher> {
   return startWatcher({
     settings: testSettings(env, overrides),
@@ -123,6 +127,7 @@ export async function startTestWatcher(
       auth: { kind: 'basic', user: 'admin', password: 'admin' },
       retry: { maxAttempts: 3, initialMs: 50, maxMs: 200 },
       timeoutMs: 10_000,
+      ...(batch ? { batch } : {}),
     },
     registry: createRegistry(),
     logger: logger('watcher'),
@@ -251,11 +256,10 @@ export const coeRequests = (env: Pick<Env, 'emu'>): Record<string, number> =>
     ),
   );
 
-/** Data writes the emulator accepted or refused so far (GETs excluded). */
+/** Data writes the emulator accepted or refused so far, each edit of a YANG Patch once (GETs excluded). */
 export function writeCount(env: Pick<Env, 'emu'>): number {
-  return Object.entries(env.emu.counters().requests)
-    .filter(([k]) => !k.startsWith('GET '))
-    .reduce((sum, [, n]) => sum + n, 0);
+  // By module: a YANG Patch counts once per edit, so batched and single writes compare.
+  return Object.values(env.emu.counters().writes).reduce((sum, n) => sum + n, 0);
 }
 
 /** The value of one sample of a metric in a Prometheus registry dump. */
