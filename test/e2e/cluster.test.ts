@@ -13,6 +13,7 @@ import { readdir } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { run } from '../../src/common/exec.js';
+import { KubeApiError } from '../../src/k8s/kube-client.js';
 import { vpnName } from '../../src/netvirt/index.js';
 import { gatewayAddress, gatewayName, GATEWAY_VPN, isGatewayName } from '../../src/netvirt/gateway.js';
 import { gatewayProblems } from '../../src/sandbox/summary.js';
@@ -338,11 +339,26 @@ for (const profile of ['sodium', 'aluminium'] as const)
           .flatMap((k) => k.list().map((s) => s.netns?.name))
           .filter(Boolean);
         assert.equal(podNamespaces.length, PODS.length);
+        // A plain DELETE only marks each pod (Terminating): its kubelet stand-in then stops the
+        // sandbox (CNI DEL) and deletes the pod with grace 0, as kubelet does.
         for (const p of PODS) {
-          // As kubelet does for a pod being deleted: stop the sandbox (CNI DEL), then the object goes.
-          await sandbox.kubelets.get(p.node)!.stopPod(p.namespace, p.name);
           await sandbox.kube.request('DELETE', `/api/v1/namespaces/${p.namespace}/pods/${p.name}`);
         }
+        await waitFor(
+          async () => {
+            for (const p of PODS) {
+              const gone = await sandbox.kube
+                .request('GET', `/api/v1/namespaces/${p.namespace}/pods/${p.name}`)
+                .then(
+                  () => false,
+                  (err: unknown) => err instanceof KubeApiError && err.status === 404,
+                );
+              if (!gone) throw new Error(`pod ${p.namespace}/${p.name} still there`);
+            }
+            return true;
+          },
+          { timeoutMs: 30_000, what: 'the kubelet stand-ins to finish the pods deletion' },
+        );
 
         for (const node of sandbox.nodes) {
           const ports = await bridgePorts(node.ovs.dbSocket, node.bridge);

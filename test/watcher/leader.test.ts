@@ -10,7 +10,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { stopPid } from '../helpers/processes.js';
-import { createNamespace, createNode, createPod, readOdl, startEnv, waitFor, type Env } from './testing.js';
+import {
+  createNamespace,
+  createNode,
+  createPod,
+  deletePod,
+  readOdl,
+  startEnv,
+  waitFor,
+  type Env,
+} from './testing.js';
 import { baseArgs, startWatcherProcess, type WatcherProcess } from './watcher-process.js';
 
 interface Replica extends WatcherProcess {
@@ -106,7 +115,7 @@ describe('two watcher replicas on one Lease', () => {
     r1.child.kill('SIGKILL');
     await r1.exited; // from here on, whatever changes in ODL is the standby's doing
     await createPod(env, 'apps', 'p2', 'node-a', { ip: '10.252.1.12' });
-    await env.core.deleteNamespacedPod({ name: 'p0', namespace: 'apps' });
+    await deletePod(env, 'apps', 'p0');
     await waitFor(async () => (await holder(env)) === 'replica-2', {
       what: 'replica-2 to lead',
       timeoutMs: 30_000,
