@@ -51,6 +51,8 @@ describe('odlcoectl settings', () => {
       user: 'admin',
       passwordFile: '/etc/odlcoe/odl/password',
       insecureSkipVerify: false,
+      batchMaxEdits: 1,
+      batchWindow: 5,
     });
     assert.equal(s.routeTarget, '65001:9');
     assert.equal(s.rdAdministrator, '65001');
