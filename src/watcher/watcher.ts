@@ -15,9 +15,9 @@
  * every key reconciled and settled: nothing queued, running, failing or waiting for a
  * precondition; grace periods and slow retries of foreign names do not count), `close()`.
  */
-import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { abortFanout, type AbortChild, type AbortFanout } from '../common/abort-fanout.js';
 import { Backoff, sleep } from '../common/backoff.js';
 import { createLogger, errorMessage, type Logger } from '../common/log.js';
 import { createRegistry, type Registry } from '../common/metrics.js';
@@ -135,6 +135,22 @@ class Term {
 
   get signal(): AbortSignal {
     return this.abort.signal;
+  }
+
+  private fanout: { queueSignal: AbortSignal; children: AbortFanout } | undefined;
+
+  /**
+   * A signal for one reconcile that fires when the term or the queue ends: the RESTCONF client
+   * takes it into every request, so a write in flight or waiting for a retry stops there
+   * instead of landing after another replica took over. Per reconcile (not the term's own
+   * signal) so that the client's per-attempt listeners stay few and leave with the reconcile.
+   */
+  reconcileSignal(queueSignal: AbortSignal): AbortChild {
+    if (this.fanout?.queueSignal !== queueSignal) {
+      this.fanout?.children.dispose();
+      this.fanout = { queueSignal, children: abortFanout([this.signal, queueSignal]) };
+    }
+    return this.fanout.children.child();
   }
 
   add(key: string): void {
@@ -315,19 +331,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     key: string,
     queueSignal: AbortSignal,
   ): Promise<ReconcileResult | void> {
-    // One signal per reconcile that fires when the term or the queue ends: the RESTCONF client
-    // takes it into every request, so a write in flight or waiting for a retry stops there
-    // instead of landing after another replica took over. Per reconcile (not the term's own
-    // signal) so that the client's per-attempt listeners stay few and leave with the reconcile.
-    const stop = new AbortController();
-    const onTermEnd = () => stop.abort(t.signal.reason ?? new Error('leader term ended'));
-    const onQueueStop = () => stop.abort(queueSignal.reason ?? new Error('work queue stopped'));
-    // Every running reconcile listens on both: up to `workers` listeners each.
-    setMaxListeners(settings.workers + 10, t.signal, queueSignal);
-    t.signal.addEventListener('abort', onTermEnd, { once: true });
-    queueSignal.addEventListener('abort', onQueueStop, { once: true });
-    if (t.signal.aborted) onTermEnd();
-    else if (queueSignal.aborted) onQueueStop();
+    const stop = t.reconcileSignal(queueSignal);
     const guard: WriteGuard = {
       signal: stop.signal,
       check() {
@@ -367,8 +371,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
       throw err;
     } finally {
       stopTimer();
-      t.signal.removeEventListener('abort', onTermEnd);
-      queueSignal.removeEventListener('abort', onQueueStop);
+      stop.release();
     }
   }
 
