@@ -51,6 +51,9 @@ describe('odlcoectl settings', () => {
       user: 'admin',
       passwordFile: '/etc/odlcoe/odl/password',
       insecureSkipVerify: false,
+      // The watcher's write batching, as the file leaves it (the default).
+      batchMaxEdits: 1,
+      batchWindow: 5,
     });
     assert.equal(s.routeTarget, '65001:9');
     assert.equal(s.rdAdministrator, '65001');

@@ -17,6 +17,7 @@
  */
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { ConvergencePass } from '../common/convergence.js';
 import { abortFanout, type AbortChild, type AbortFanout } from '../common/abort-fanout.js';
 import { Backoff, sleep } from '../common/backoff.js';
 import { createLogger, errorMessage, type Logger } from '../common/log.js';
@@ -41,6 +42,7 @@ import { KubeEventRecorder, type EventRecorder } from './events.js';
 import { WatcherMetrics } from './metrics.js';
 import { NetvirtBackend } from './netvirt-backend.js';
 import { keyKind, type WriteGuard } from './reconcile.js';
+import { ConvergenceProgress, type ProgressSource } from './progress.js';
 import type { BackendName, WatcherSettings, WatcherSettingsInput } from '../config/watcher-settings.js';
 
 export interface LeaderElectionOptions {
@@ -125,6 +127,13 @@ class Term {
   private readonly pending = new Map<string, number>();
   private readonly runningSince = new Map<string, number>();
   private seq = 0;
+  /** Keys that left `pending` (settled) in this term. */
+  private settledKeys = 0;
+  /** How far the term's keys are, for the convergence progress. */
+  readonly keys: ProgressSource = {
+    settled: () => this.settledKeys,
+    pending: () => this.pending.size,
+  };
   private idleWaiters: (() => void)[] = [];
   /** `kind/name` of an ODL entry → keys waiting for it to appear or go. */
   private readonly waitingFor = new Map<string, Set<string>>();
@@ -197,7 +206,7 @@ class Term {
   ended(key: string, settled: boolean): void {
     const since = this.runningSince.get(key) ?? 0;
     this.runningSince.delete(key);
-    if (settled && (this.pending.get(key) ?? 0) <= since) this.pending.delete(key);
+    if (settled && (this.pending.get(key) ?? 0) <= since && this.pending.delete(key)) this.settledKeys += 1;
     this.checkIdle();
   }
 
@@ -247,6 +256,12 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
   const logger = options.logger ?? createLogger('watcher');
   const registry = options.registry ?? createRegistry();
   const metrics = new WatcherMetrics(registry);
+  const progress = new ConvergenceProgress({
+    registry,
+    logger,
+    intervalMs: options.settings.progressIntervalMs,
+    objects: () => metrics.objectTotals(),
+  });
   const identity = options.leaderElection ? options.leaderElection.identity : defaultIdentity();
 
   let lastOdlAnswer: 'ok' | 'unreachable' | undefined;
@@ -402,10 +417,18 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
       }
       metrics.resyncs.inc({ result: 'ok' });
       logger.info('resync: ODL re-read, every key queued', { keys });
+      trackConvergence(t, 'resync');
     } catch (err) {
       metrics.resyncs.inc({ result: 'error' });
       if (!t.signal.aborted) logger.warn('resync failed; the next one retries', { error: errorMessage(err) });
     }
+  }
+
+  function trackConvergence(t: Term, pass: ConvergencePass): void {
+    progress.begin(pass, t.keys);
+    void t.idle().then(() => {
+      if (!t.signal.aborted) progress.converged(t.keys);
+    });
   }
 
   function scheduleResync(t: Term): void {
@@ -437,6 +460,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     t.loaded = true;
     queue.start();
     logger.info('leader term started: converging', { keys, workers: settings.workers });
+    trackConvergence(t, 'start-up');
     scheduleResync(t);
     checkReady();
     t.checkIdle();
@@ -473,6 +497,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
 
   async function endTermOnce(t: Term, drain: boolean): Promise<void> {
     if (t.resyncTimer) clearTimeout(t.resyncTimer);
+    progress.stop();
     if (drain && t.queue && !t.signal.aborted) {
       logger.info('draining the work queue', { timeoutMs: settings.shutdownTimeoutMs });
       await t.queue.shutdown({ drain: true, timeoutMs: settings.shutdownTimeoutMs });
