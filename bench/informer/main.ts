@@ -233,12 +233,18 @@ async function informerBench(sim: Sim): Promise<void> {
     },
   );
 
-  // DELETED burst: one delete-collection request removes the burst namespace's pods.
+  // DELETED burst: one delete-collection request removes the burst namespace's pods. Grace 0,
+  // as the pods are bound to nodes: a graceful delete would only mark them Terminating (the
+  // server sends each pod's mark as MODIFIED, then its DELETED).
   await burst(
     'DELETED (one delete-collection)',
     PODS,
     () => counts.delete,
-    () => api.request('DELETE', `/api/v1/namespaces/${burstNs}/pods`, { timeoutMs: 300_000 }),
+    () =>
+      api.request('DELETE', `/api/v1/namespaces/${burstNs}/pods`, {
+        query: { gracePeriodSeconds: 0 },
+        timeoutMs: 300_000,
+      }),
   );
   await live.stop();
 

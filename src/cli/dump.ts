@@ -19,8 +19,14 @@ import type { DhcpNetwork } from '../netvirt/dhcp.js';
 import type { K8sNode } from '../netvirt/k8s-node.js';
 import { networkSubnets, nodeOfNetwork } from '../netvirt/node-network.js';
 import { NETVIRT_KINDS } from '../netvirt/kinds.js';
-import { parseOwnershipMarker, vpnName } from '../netvirt/names.js';
-import { vpnRouteDistinguisher, type OwnerContext } from '../netvirt/ownership.js';
+import {
+  GATEWAY_VPN,
+  isGatewayName,
+  nodeOfGatewayName,
+  parseOwnershipMarker,
+  vpnName,
+} from '../netvirt/names.js';
+import { vpnRouteDistinguisher, vpnRouteDistinguishers, type OwnerContext } from '../netvirt/ownership.js';
 import type { VpnInstance, VpnInterface } from '../netvirt/vpn.js';
 import type { EntryStore, UnparsedEntry } from '../odl/entry-store.js';
 import { cell, indent, indentedTable, plural } from './render.js';
@@ -83,6 +89,34 @@ export interface DumpNodeNetwork {
   subnets: string[];
 }
 
+/** A Service route on a gateway: an extra-route adjacency of its vpn-interface. */
+export interface DumpRoute {
+  /** `ip/32` or `ip/128`. */
+  prefix: string;
+  nextHops: string[];
+}
+
+/** A node gateway `odlcoe-gw.<node>` (with Services on): its four entries, as ODL holds them. */
+export interface DumpGateway {
+  name: string;
+  node: string;
+  /** From the ownership marker of the ietf-interface (else the ELAN's). */
+  nodeUid: string | null;
+  /** Which of the gateway's entries ODL holds. */
+  interface: boolean;
+  elanInstance: boolean;
+  elanInterface: boolean;
+  vpnInterface: boolean;
+  /** The elan-interface's static MAC entry. */
+  address: string | null;
+  mac: string | null;
+  /** The vpn-interface's VPN (the gateway VPN `odlcoe.gateways`). */
+  vpn: string | null;
+  adjacency: DumpAdjacency | null;
+  /** The Service routes on it, sorted by prefix. */
+  routes: DumpRoute[];
+}
+
 export interface DumpTree {
   cluster: string;
   profile: string;
@@ -95,6 +129,10 @@ export interface DumpTree {
   k8sNodes: DumpK8sNode[];
   /** Node networks `odlcoe-node:<node>` (dhcp_allocation_pool): each node's pod subnet. */
   nodeNetworks: DumpNodeNetwork[];
+  /** Node gateways (with Services on), by name; their entries are not in the pod tree. */
+  gateways: DumpGateway[];
+  /** The gateway VPN `odlcoe.gateways` (one RD per node), null when ODL holds none of ours. */
+  gatewayVpn: { name: string; routeDistinguishers: string[] } | null;
   /** Entries left out because another owner holds them, per kind (`ietf-interface`, ...). */
   foreign: Record<string, number>;
   unparsed: { kind: string; name: string; error: string }[];
@@ -153,12 +191,28 @@ export function buildDump(
   owner: OwnerContext,
   unparsed: readonly UnparsedEntry[],
 ): DumpTree {
-  const owned = <T>(kind: string) => state.owned(kind, owner) as T[];
+  const all = <T extends { name: string }>(kind: string) => state.owned(kind, owner) as T[];
+  // Gateways have a section of their own; the pod tree holds the rest.
+  const gatewayOwned = <T extends { name: string }>(kind: string) =>
+    new Map(
+      all<T>(kind)
+        .filter((e) => isGatewayName(e.name))
+        .map((e) => [e.name, e]),
+    );
+  const owned = <T extends { name: string }>(kind: string) =>
+    all<T>(kind).filter((e) => !isGatewayName(e.name) && e.name !== GATEWAY_VPN);
   const ifaces = owned<Interface>('interface');
   const elanIfs = new Map(owned<ElanInterface>('elanInterface').map((e) => [e.name, e]));
   const vpnIfs = new Map(owned<VpnInterface>('vpnInterface').map((e) => [e.name, e]));
   const elans = owned<ElanInstance>('elanInstance');
   const vpns = owned<VpnInstance>('vpnInstance');
+  const gateways = buildGateways(
+    gatewayOwned<Interface>('interface'),
+    gatewayOwned<ElanInstance>('elanInstance'),
+    gatewayOwned<ElanInterface>('elanInterface'),
+    gatewayOwned<VpnInterface>('vpnInterface'),
+  );
+  const gatewayVpnEntry = all<VpnInstance>('vpnInstance').find((v) => v.name === GATEWAY_VPN);
 
   const elanNodes = new Map<string, DumpElan>();
   for (const e of elans) {
@@ -205,14 +259,16 @@ export function buildDump(
   for (const vpn of vpnNodes.values()) vpn.elans.sort(byName);
 
   const has = (kind: string) => state.table.has(kind);
-  const nodeNetworks: DumpNodeNetwork[] = (has('dhcpNetwork') ? owned<DhcpNetwork>('dhcpNetwork') : [])
+  const nodeNetworks: DumpNodeNetwork[] = (
+    has('dhcpNetwork') ? (state.owned('dhcpNetwork', owner) as DhcpNetwork[]) : []
+  )
     .map((n) => ({
       network: n.networkId,
       node: nodeOfNetwork(n.networkId) ?? '',
       subnets: networkSubnets(n),
     }))
     .sort((a, b) => a.network.localeCompare(b.network));
-  const k8sNodes: DumpK8sNode[] = (has('k8sNode') ? owned<K8sNode>('k8sNode') : [])
+  const k8sNodes: DumpK8sNode[] = (has('k8sNode') ? (state.owned('k8sNode', owner) as K8sNode[]) : [])
     .map((n) => ({
       uid: n.uid,
       hostName: n.hostName ?? null,
@@ -248,12 +304,77 @@ export function buildDump(
     interfacesWithoutElan: interfacesWithoutElan.sort(byName),
     k8sNodes,
     nodeNetworks,
+    gateways,
+    gatewayVpn: gatewayVpnEntry
+      ? { name: gatewayVpnEntry.name, routeDistinguishers: vpnRouteDistinguishers(gatewayVpnEntry) }
+      : null,
     foreign,
     unparsed: unparsed
       .map((u) => ({ kind: table.label(u.kind), name: u.name, error: u.error }))
       .sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name)),
     ...(others.length > 0 ? { objects } : {}),
   };
+}
+
+/** The gateways named by any of their four entries. */
+function buildGateways(
+  ifaces: Map<string, Interface>,
+  elans: Map<string, ElanInstance>,
+  elanIfs: Map<string, ElanInterface>,
+  vpnIfs: Map<string, VpnInterface>,
+): DumpGateway[] {
+  const names = new Set([...ifaces.keys(), ...elans.keys(), ...elanIfs.keys(), ...vpnIfs.keys()]);
+  return [...names].sort().map((name): DumpGateway => {
+    const iface = ifaces.get(name);
+    const elanIf = elanIfs.get(name);
+    const vpnIf = vpnIfs.get(name);
+    const mac = elanIf?.staticMacEntries?.[0];
+    return {
+      name,
+      node: nodeOfGatewayName(name) ?? '',
+      nodeUid:
+        parseOwnershipMarker(iface?.description ?? elans.get(name)?.description ?? elanIf?.description)
+          ?.uid ?? null,
+      interface: iface !== undefined,
+      elanInstance: elans.has(name),
+      elanInterface: elanIf !== undefined,
+      vpnInterface: vpnIf !== undefined,
+      address: mac?.ipPrefix ?? null,
+      mac: mac?.macAddress ?? null,
+      vpn: vpnIf?.vpnInstanceNames[0]?.vpnName ?? null,
+      adjacency: adjacencyOf(vpnIf),
+      routes: serviceRoutesOf(vpnIf),
+    };
+  });
+}
+
+/** The extra-route adjacencies of a gateway's vpn-interface, sorted by prefix. */
+export function serviceRoutesOf(v: VpnInterface | undefined): DumpRoute[] {
+  return (v?.adjacencies ?? [])
+    .filter((a) => a.adjacencyType !== 'primary-adjacency')
+    .map((a) => ({ prefix: a.ipAddress, nextHops: a.nextHopIpList ?? [] }))
+    .sort((a, b) => a.prefix.localeCompare(b.prefix));
+}
+
+/** A gateway's four entries by their model's label, and whether ODL holds each. */
+export function gatewayEntries(g: DumpGateway): { label: string; present: boolean }[] {
+  return [
+    { label: 'ietf-interface', present: g.interface },
+    { label: 'elan-instance', present: g.elanInstance },
+    { label: 'elan-interface', present: g.elanInterface },
+    { label: 'vpn-interface', present: g.vpnInterface },
+  ];
+}
+
+function renderGateway(g: DumpGateway): string {
+  const missing = gatewayEntries(g)
+    .filter((e) => !e.present)
+    .map((e) => e.label);
+  const lines = [
+    `gateway ${g.name}  (node ${g.node})  address ${cell(g.address)}  mac ${cell(g.mac)}  vpn ${cell(g.vpn)}  ${plural(g.routes.length, 'Service route')}${missing.length > 0 ? `  missing: ${missing.join(', ')}` : ''}`,
+  ];
+  for (const r of g.routes) lines.push(indent(`route ${r.prefix} via ${r.nextHops.join(', ') || '-'}`));
+  return lines.join('\n');
 }
 
 function renderInterface(i: DumpInterface): string {
@@ -294,6 +415,13 @@ export function renderDump(t: DumpTree): string {
         t.nodeNetworks.map((n) => [n.network, n.node, n.subnets.join(', ') || '-']),
       ),
     );
+  if (t.gateways.length > 0 || t.gatewayVpn) {
+    out.push(
+      '',
+      `node gateways: ${t.gateways.length}${t.gatewayVpn ? `, in vpn ${t.gatewayVpn.name} (rds ${t.gatewayVpn.routeDistinguishers.join(', ') || '-'})` : ''}`,
+    );
+    for (const g of t.gateways) out.push(indent(renderGateway(g)));
+  }
   out.push('', `k8s-nodes: ${t.k8sNodes.length}`);
   if (t.k8sNodes.length > 0)
     out.push(

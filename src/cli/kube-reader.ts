@@ -4,7 +4,7 @@
  * its leader Lease. Everything through the project's KubeClient, which honours the whole
  * kubeconfig and bounds every request by a deadline.
  */
-import type { CoreV1Event, V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Namespace, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import { isGone, KubeApiError, type KubeClient } from '../k8s/kube-client.js';
 import { LeaseLock } from '../k8s/lease-lock.js';
 import { WATCHER_EVENT_COMPONENT } from '../config/watcher-settings.js';
@@ -55,16 +55,26 @@ export interface KubeSnapshot {
   nodes: V1Node[];
   namespaces: V1Namespace[];
   pods: V1Pod[];
+  /** Read only when Services are routed (`services.cidrs` set): node gateways are planned then. */
+  services?: V1Service[];
 }
 
-/** Nodes, namespaces and pods, each list complete. */
-export async function readCluster(kube: KubeClient, opts: ReadOptions): Promise<KubeSnapshot> {
-  const [nodes, namespaces, pods] = await Promise.all([
+/**
+ * Nodes, namespaces and pods, each list complete; with `serviceCidrs` non-empty also every
+ * Service (the node gateways carry their routes).
+ */
+export async function readCluster(
+  kube: KubeClient,
+  opts: ReadOptions,
+  serviceCidrs: readonly string[] = [],
+): Promise<KubeSnapshot> {
+  const [nodes, namespaces, pods, services] = await Promise.all([
     listAll<V1Node>(kube, '/api/v1/nodes', opts),
     listAll<V1Namespace>(kube, '/api/v1/namespaces', opts),
     listAll<V1Pod>(kube, '/api/v1/pods', opts),
+    serviceCidrs.length > 0 ? listAll<V1Service>(kube, '/api/v1/services', opts) : undefined,
   ]);
-  return { nodes, namespaces, pods };
+  return { nodes, namespaces, pods, ...(services ? { services } : {}) };
 }
 
 /** One object by path; undefined on 404. */

@@ -27,7 +27,7 @@ export type SubnetSource = CliSettings['subnetSource'];
 /** What planning needs of the settings (the watcher's, which odlcoectl shares). */
 export type PlanSettings = Pick<
   CliSettings,
-  'clusterName' | 'profile' | 'models' | 'routeTarget' | 'rdAdministrator' | 'subnetSource'
+  'clusterName' | 'profile' | 'models' | 'routeTarget' | 'rdAdministrator' | 'subnetSource' | 'serviceCidrs'
 >;
 
 export interface NodeSubnet {
@@ -96,6 +96,7 @@ function clusterObjects(kube: KubeSnapshot, odl: OdlView, settings: PlanSettings
     routeDistinguishers: routeDistinguishers(kube, odl, settings),
     nodeSubnets: nodeSubnets(kube, odl, settings.subnetSource),
     k8sNodeModel: odl.table.has('k8sNode'),
+    ...(kube.services ? { services: kube.services } : {}),
   };
 }
 

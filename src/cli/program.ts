@@ -3,6 +3,7 @@
  * `runCli` is the whole program minus `process` (tests run it in-process as well as through
  * main.ts as a child process).
  */
+import { parseServiceRef, renderServiceTrace, runServiceTrace } from './trace/service.js';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../common/config-file.js';
 import { createLogger, errorMessage } from '../common/log.js';
@@ -150,9 +151,9 @@ export async function runCli(argv: readonly string[], io: CliIo, options: CliOpt
   program
     .command('trace')
     .description(
-      "follow one pod's network through Kubernetes, ODL and OVS; points at the first missing or wrong piece",
+      "follow one pod's network through Kubernetes, ODL and OVS, or one Service's routes through the node gateways; points at what is missing or wrong",
     )
-    .argument('<pod>', '<namespace>/<pod>')
+    .argument('<pod>', '<namespace>/<pod>, or svc/<namespace>/<name> for a Service')
     .option(
       '--ovs-db <socket>',
       "ovsdb-server's unix socket on this node, a path or unix:<path> (default: the system one)",
@@ -161,6 +162,16 @@ export async function runCli(argv: readonly string[], io: CliIo, options: CliOpt
     .option('--no-ovs', "do not look at OVS (when not on the pod's node)")
     .action(async (podRef: string, opts: { ovsDb?: string; bridge: string; ovs: boolean }, cmd: Command) => {
       const config = settingsOf(cmd);
+      const service = parseServiceRef(podRef);
+      if (service) {
+        const kube = connectKube(config);
+        outcome = await withOdl(io, config, async (client, settings) => {
+          const { report, exitCode } = await runServiceTrace(service, settings, client, kube);
+          emit(io, settings, report, renderServiceTrace);
+          return { exitCode };
+        });
+        return;
+      }
       const ref = parsePodRef(podRef);
       let dbSocket: string | undefined;
       try {

@@ -66,9 +66,14 @@ export const CLI_USES: Record<'global' | 'status' | 'noFlag', readonly Usage[]> 
     ...[w.odl.url, w.odl.user, w.odl.passwordFile, w.odl.tokenFile, w.odl.caFile].map((setting) => ({
       setting,
     })),
-    ...[w.odl.profile, w.odl.dialect, w.clusterName, CLI_SETTINGS.output, CLI_SETTINGS.timeout].map(
-      (setting) => ({ setting }),
-    ),
+    ...[
+      w.odl.profile,
+      w.odl.dialect,
+      w.clusterName,
+      w.services.cidrs,
+      CLI_SETTINGS.output,
+      CLI_SETTINGS.timeout,
+    ].map((setting) => ({ setting })),
   ],
   status: [w.leaderElection.namespace, w.leaderElection.name, CLI_SETTINGS.watcherMetrics].map((setting) => ({
     setting,
@@ -106,6 +111,8 @@ export function resolveSettings(flags: GlobalFlags, env: NodeJS.ProcessEnv = pro
     routeTarget: s.routeTarget,
     rdAdministrator: s.rdAdministrator,
     subnetSource: s.subnetSource,
+    /** The watcher's Service ranges: with them, node gateways and Service routes are checked. */
+    serviceCidrs: s.serviceCidrs,
     lease: { namespace: le.namespace, name: le.name },
     output: values.output,
     /** Per request (each RESTCONF attempt, each Kubernetes request). */

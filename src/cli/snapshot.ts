@@ -53,6 +53,6 @@ export async function readSnapshot(
   reader: OdlReader = odlReader(client, settings),
 ): Promise<Snapshot> {
   const odl = await readOdl(client, settings, opts.signal, reader);
-  const cluster = await readCluster(kube, opts);
+  const cluster = await readCluster(kube, opts, settings.serviceCidrs);
   return { odl, kube: cluster };
 }

@@ -26,6 +26,7 @@ import {
   type LeaderInfo,
   type WatcherEvent,
 } from './kube-reader.js';
+import { checkGateway, gatewayFindings, type GatewayCheck } from './gateways.js';
 import { keysToPlan, planInputs } from './plan-inputs.js';
 import { cell, indentedTable, plural } from './render.js';
 import { withModels, type CliConfig } from './settings.js';
@@ -86,6 +87,11 @@ export interface StatusReport {
   collisions: Collision[];
   /** ODL entries that do not parse (never touched by odlcoe). */
   unparsed: { kind: string; name: string; error: string }[];
+  /**
+   * With `services.cidrs` set: every node's gateway, its entries against the plan and its
+   * Service routes; null with Services off or when ODL or Kubernetes could not be read.
+   */
+  gateways: GatewayCheck[] | null;
   /** Warnings the watcher recorded; null when they could not be read. */
   events: WatcherEvent[] | null;
   /**
@@ -230,6 +236,7 @@ export async function runStatus(
     },
     leader: { lease: `${config.lease.namespace}/${config.lease.name}`, error: 'not read' },
     pods: null,
+    gateways: null,
     collisions: [],
     unparsed: [],
     events: null,
@@ -298,6 +305,10 @@ export async function runStatus(
       const inputs = planInputs(cluster, odl.state, settings);
       const ctx = odl.state.context(owner);
       report.pods = podProgramming(cluster, odl.state, inputs, ctx);
+      if (cluster.services)
+        report.gateways = [...cluster.nodes]
+          .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''))
+          .map((node) => checkGateway(node, inputs, odl.state, ctx));
       report.collisions = collisions(keysToPlan(cluster, odl.state, owner), odl.state, inputs, ctx);
       report.unparsed = odl.unparsed.map((u) => ({
         kind: odl.state.table.label(u.kind),
@@ -312,7 +323,10 @@ export async function runStatus(
   const exitCode: ExitCode =
     report.pods === null || report.errors.length > 0
       ? EXIT.unavailable
-      : report.pods.pending > 0 || report.collisions.length > 0 || report.unparsed.length > 0
+      : report.pods.pending > 0 ||
+          report.collisions.length > 0 ||
+          report.unparsed.length > 0 ||
+          (report.gateways ?? []).some((g) => !g.ok)
         ? EXIT.problem
         : EXIT.ok;
   return { report, exitCode };
@@ -374,6 +388,23 @@ export function renderStatus(r: StatusReport): string {
         ),
       );
     }
+  }
+  if (r.gateways !== null) {
+    const ok = r.gateways.filter((g) => g.ok).length;
+    out.push('', `Node gateways: ${ok} complete, ${r.gateways.length - ok} not`);
+    if (r.gateways.length > 0)
+      out.push(
+        indentedTable(
+          ['NODE', 'GATEWAY', 'ADDRESS', 'ODL OBJECTS', 'SERVICE ROUTES'],
+          r.gateways.map((g) => [
+            g.node,
+            g.gateway,
+            cell(g.address),
+            g.ok ? 'ok' : gatewayFindings(g).join('; '),
+            `${g.routes.inOdl} / ${g.routes.desired}`,
+          ]),
+        ),
+      );
   }
   if (r.collisions.length > 0) {
     out.push(

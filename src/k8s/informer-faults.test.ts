@@ -33,7 +33,9 @@ describe('informer recovers from injected API server faults', () => {
   const handled: string[] = [];
 
   const createPod = (p: V1Pod) => api.request<V1Pod>('POST', '/api/v1/namespaces/ns1/pods', { body: p });
-  const deletePod = (name: string) => api.request('DELETE', `/api/v1/namespaces/ns1/pods/${name}`);
+  // Grace 0: removed at once (a plain DELETE of a pod bound to a node only marks it Terminating).
+  const deletePod = (name: string) =>
+    api.request('DELETE', `/api/v1/namespaces/ns1/pods/${name}`, { query: { gracePeriodSeconds: 0 } });
   const relabelPod = async (name: string, labels: Record<string, string>) => {
     const current = await api.request<V1Pod>('GET', `/api/v1/namespaces/ns1/pods/${name}`);
     await api.request('PUT', `/api/v1/namespaces/ns1/pods/${name}`, {

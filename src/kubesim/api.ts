@@ -3,13 +3,15 @@
  * its JSON answer, or hands the response to the watch hub.
  */
 import type { ServerResponse } from 'node:http';
+import { deleteRequestOf } from './deletion.js';
+import { mediaType, negotiateJson, requireJson, unsupportedMediaType } from './media.js';
 import type { Json } from './patch.js';
 import { isPatchType } from './patch.js';
 import type { KubeObject, ResourceType } from './resources.js';
 import type { Route } from './route.js';
 import { objectPredicate } from './selectors.js';
 import type { ListResult, ObjectStore } from './store.js';
-import { ApiError, badRequest, methodNotAllowed, notFound } from './status.js';
+import { badRequest, methodNotAllowed, notFound } from './status.js';
 import type { WatchHub } from './watch.js';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
@@ -92,26 +94,13 @@ function parseJson(body: Buffer, what: string): Json {
   }
 }
 
-function mediaType(contentType: string | undefined): string {
-  return (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-}
-
-function requireJson(contentType: string | undefined): void {
-  const type = mediaType(contentType);
-  if (type !== '' && type !== 'application/json' && type !== '*/*') {
-    throw new ApiError(
-      415,
-      'UnsupportedMediaType',
-      `the body of the request was in an unknown format - accepted media types include: application/json`,
-    );
-  }
-}
-
 export interface RequestInput {
   route: ResourceRoute;
   verb: Verb;
   query: URLSearchParams;
   contentType: string | undefined;
+  /** The Accept header: the answer is JSON, so it must allow JSON (406 otherwise). */
+  accept: string | undefined;
   body: () => Promise<Buffer>;
   /** Whether a watch opened now must go silent (fault injection). */
   silentWatch: boolean;
@@ -131,6 +120,7 @@ export async function serveResource(
   const { resource, subresource } = route;
   const namespace = route.namespace ?? '';
   const name = route.name ?? '';
+  negotiateJson(input.accept);
   switch (verb) {
     case 'get': {
       const obj = store.get(resource, namespace, name);
@@ -192,11 +182,11 @@ export async function serveResource(
     case 'patch': {
       const type = mediaType(input.contentType);
       if (!isPatchType(type)) {
-        throw new ApiError(
-          415,
-          'UnsupportedMediaType',
-          `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`,
-        );
+        throw unsupportedMediaType([
+          'application/json-patch+json',
+          'application/merge-patch+json',
+          'application/strategic-merge-patch+json',
+        ]);
       }
       const patch = parseJson(await input.body(), `patch ${resource.plural}`);
       const status = subresource === 'status' ? 'status' : undefined;
@@ -207,7 +197,13 @@ export async function serveResource(
     }
     case 'delete': {
       const options = await deleteOptions(input);
-      return { code: 200, body: store.delete(resource, namespace, name, options, { dryRun: dryRun(query) }) };
+      return {
+        code: 200,
+        body: store.delete(resource, namespace, name, options, {
+          dryRun: dryRun(query),
+          gracePeriodSeconds: deleteRequestOf(options, query).gracePeriodSeconds,
+        }),
+      };
     }
     case 'deletecollection': {
       const options = await deleteOptions(input);
@@ -218,6 +214,7 @@ export async function serveResource(
       );
       const deleted: KubeObject[] = store.deleteCollection(resource, route.namespace, predicate, options, {
         dryRun: dryRun(query),
+        gracePeriodSeconds: deleteRequestOf(options, query).gracePeriodSeconds,
       });
       return {
         code: 200,

@@ -73,8 +73,14 @@ describe('kubesim CRUD through client-node', () => {
     assert.equal(strategic.spec?.containers[0]?.image, 'busybox:2');
     assert.equal(strategic.metadata?.generation, 2, 'a spec change moves generation');
 
+    // Bound to a node: the delete only marks the pod; kubelet's grace-0 delete removes it.
     const deleted = await c.core.deleteNamespacedPod({ name: 'crud-a', namespace: 'default' });
     assert.equal(deleted.metadata?.name, 'crud-a');
+    assert.equal(deleted.metadata?.deletionGracePeriodSeconds, 30);
+    assert.ok(
+      (await c.core.readNamespacedPod({ name: 'crud-a', namespace: 'default' })).metadata?.deletionTimestamp,
+    );
+    await c.core.deleteNamespacedPod({ name: 'crud-a', namespace: 'default', gracePeriodSeconds: 0 });
     await rejects(() => c.core.readNamespacedPod({ name: 'crud-a', namespace: 'default' }), 404, 'NotFound');
   });
 

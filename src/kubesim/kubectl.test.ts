@@ -145,17 +145,39 @@ describe('the real kubectl against kubesim (plain HTTP)', { skip: SKIP }, () => 
     assert.deepEqual(patched.metadata?.annotations, { note: 'smp' });
   });
 
-  it('deletes, and reports server errors as kubectl does', async () => {
-    const deleted = await kubectl('delete', 'pod', 'web', '-n', 'shop');
-    assert.equal(deleted.code, 0, deleted.stderr);
-    assert.match(deleted.stdout, /pod "web" deleted/);
+  it('deletes a bound pod gracefully, then with --force, and reports server errors as kubectl does', async () => {
+    // Bound to node-1: the pod is only marked (Terminating) until a grace-0 delete, as kubelet sends.
+    const marked = await kubectl('delete', 'pod', 'web', '-n', 'shop', '--wait=false');
+    assert.equal(marked.code, 0, marked.stderr);
+    assert.match(marked.stdout, /pod "web" deleted/);
+    const terminating = await c.core.readNamespacedPod({ name: 'web', namespace: 'shop' });
+    assert.equal(terminating.metadata?.deletionGracePeriodSeconds, 30);
+    const forced = await kubectl('delete', 'pod', 'web', '-n', 'shop', '--grace-period=0', '--force');
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.match(forced.stdout, /pod "web" force deleted/);
     await rejects(() => c.core.readNamespacedPod({ name: 'web', namespace: 'shop' }), 404);
     const missing = await kubectl('get', 'pod', 'web', '-n', 'shop');
     assert.notEqual(missing.code, 0);
     assert.match(missing.stderr, /NotFound.*pods "web" not found/);
+    // Empty now but for the network policy, which the namespace deletion takes along.
     const ns = await kubectl('delete', 'namespace', 'shop');
     assert.equal(ns.code, 0, ns.stderr);
     await rejects(() => c.core.readNamespace({ name: 'shop' }), 404);
+  });
+
+  it('refuses the protobuf body of kubectl create namespace with the API server error', async () => {
+    const created = await kubectl('create', 'namespace', 'from-generator');
+    assert.notEqual(created.code, 0);
+    assert.match(
+      created.stderr,
+      /Error from server \(UnsupportedMediaType\): the body of the request was in an unknown format - accepted media types include: application\/json/,
+    );
+    await rejects(() => c.core.readNamespace({ name: 'from-generator' }), 404);
+    // The same namespace from YAML (JSON on the wire) works.
+    const manifest = join(dir, 'ns.yaml');
+    writeFileSync(manifest, 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: from-generator\n');
+    const fromYaml = await kubectl('create', '-f', manifest);
+    assert.equal(fromYaml.code, 0, fromYaml.stderr);
   });
 });
 

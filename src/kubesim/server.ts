@@ -225,6 +225,7 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
           verb,
           query: url.searchParams,
           contentType: request.headers['content-type'],
+          accept: request.headers.accept,
           body: () => readBody(request, MAX_BODY_BYTES),
           silentWatch: faults.silentWatches(),
         },

@@ -160,6 +160,25 @@ export function unauthorized(): ApiError {
   return new ApiError(401, 'Unauthorized', 'Unauthorized');
 }
 
+/** NamespaceLifecycle admission: no new objects in a namespace being deleted. */
+export function namespaceTerminating(resource: ResourceName, namespace: string, name: string): ApiError {
+  return new ApiError(
+    403,
+    'Forbidden',
+    `${qualified(resource)} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+    {
+      ...objectDetails(resource, name),
+      causes: [
+        {
+          reason: 'NamespaceTerminating',
+          message: `namespace ${namespace} is being terminated`,
+          field: 'metadata.namespace',
+        },
+      ],
+    },
+  );
+}
+
 export function forbidden(message: string, details?: StatusDetails): ApiError {
   return new ApiError(403, 'Forbidden', message, details);
 }

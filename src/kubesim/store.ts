@@ -7,15 +7,25 @@
 import type { EventType, StoreEvent } from './history.js';
 import { EventHistory } from './history.js';
 import type { Json, PatchType } from './patch.js';
-import { applyPatch, isObject } from './patch.js';
+import { applyPatch, deepEqual, isObject } from './patch.js';
 import type { KubeObject, ResourceType } from './resources.js';
 import { NAMESPACE_TYPE, RESOURCE_TYPES, resourceForKind } from './resources.js';
 import type { ObjectPredicate } from './selectors.js';
+import type { DeletePlan } from './deletion.js';
+import {
+  checkNoNewFinalizers,
+  isTerminating,
+  markNamespaceTerminating,
+  namespaceSpecFinalizers,
+  planDelete,
+  shouldDeleteDuringUpdate,
+} from './deletion.js';
 import {
   ApiError,
   alreadyExists,
   badRequest,
   forbidden,
+  namespaceTerminating,
   notFound,
   tooLargeResourceVersion,
   tooOldResourceVersion,
@@ -48,6 +58,11 @@ export interface ListResult {
 
 export interface WriteOptions {
   dryRun?: boolean;
+}
+
+export interface DeleteWriteOptions extends WriteOptions {
+  /** `DeleteOptions.gracePeriodSeconds` (from the body, else the query). */
+  gracePeriodSeconds?: number | undefined;
 }
 
 interface ContinueToken {
@@ -253,13 +268,29 @@ export class ObjectStore {
   // -------------------------------------------------------------------------------------------
   // Writes
 
-  private requireNamespace(resource: ResourceType, namespace: string): void {
-    if (resource.namespaced && !this.get(NAMESPACE_TYPE, '', namespace))
-      throw notFound(NAMESPACE_TYPE, namespace);
+  /**
+   * The NamespaceLifecycle admission check of a create: the namespace must exist (404) and not
+   * be terminating (403 with the NamespaceTerminating cause).
+   */
+  private admitCreate(resource: ResourceType, namespace: string, body: unknown): void {
+    if (!resource.namespaced) return;
+    const ns = this.get(NAMESPACE_TYPE, '', namespace);
+    if (!ns) throw notFound(NAMESPACE_TYPE, namespace);
+    if (isTerminating(ns) || (isObject(ns.status) && ns.status.phase === 'Terminating')) {
+      const meta = isObject(body) && isObject(body.metadata) ? body.metadata : {};
+      // As the admission plugin names it: before name generation.
+      const name =
+        typeof meta.name === 'string' && meta.name !== ''
+          ? meta.name
+          : typeof meta.generateName === 'string' && meta.generateName !== ''
+            ? meta.generateName
+            : 'Unknown';
+      throw namespaceTerminating(resource, namespace, name);
+    }
   }
 
   create(resource: ResourceType, namespace: string, body: unknown, options: WriteOptions = {}): KubeObject {
-    this.requireNamespace(resource, namespace);
+    this.admitCreate(resource, namespace, body);
     const obj = this.prepareUniqueCreate(
       resource,
       namespace,
@@ -324,8 +355,25 @@ export class ObjectStore {
       return { object: this.create(resource, namespace, named, options), created: true };
     }
     const next = prepareUpdate({ resource, existing, body, subresource });
-    if (next === existing || options.dryRun) return { object: next, created: false };
-    return { object: this.commit(resource, 'MODIFIED', next, existing), created: false };
+    return { object: this.commitUpdate(resource, existing, next, options), created: false };
+  }
+
+  /**
+   * Stores an update (or patch): nothing when nothing changes; a removal when it takes the last
+   * finalizer off an object marked for deletion (`ShouldDeleteDuringUpdate`), which answers the
+   * removed object; else the new state (MODIFIED).
+   */
+  private commitUpdate(
+    resource: ResourceType,
+    existing: KubeObject,
+    next: KubeObject,
+    options: WriteOptions,
+  ): KubeObject {
+    if (next === existing) return existing;
+    checkNoNewFinalizers(resource, existing, next);
+    if (options.dryRun) return next;
+    if (shouldDeleteDuringUpdate(resource, existing, next)) return this.remove(resource, existing);
+    return this.commit(resource, 'MODIFIED', next, existing);
   }
 
   patch(
@@ -343,47 +391,128 @@ export class ObjectStore {
     if (!isObject(patched))
       throw new ApiError(422, 'Invalid', `the patched ${resource.kind} is not a JSON object`);
     const next = prepareUpdate({ resource, existing, body: patched, subresource });
-    if (next === existing || options.dryRun) return next;
-    return this.commit(resource, 'MODIFIED', next, existing);
+    return this.commitUpdate(resource, existing, next, options);
   }
 
-  /** Immediate deletion (no graceful period, no finalizers); a namespace takes its objects with it. */
+  /**
+   * DELETE of one object, with the API server's graceful deletion and finalizers (see
+   * deletion.ts): a pod bound to a node is only marked and stays until deleted with grace 0;
+   * an object with finalizers is only marked; a namespace turns Terminating, its objects are
+   * deleted (pods gracefully), and it goes once nothing is left in it. Answers the object as
+   * the request left it (marked, or removed with the removal's version).
+   */
   delete(
     resource: ResourceType,
     namespace: string,
     name: string,
     deleteOptions: unknown,
-    options: WriteOptions = {},
+    options: DeleteWriteOptions = {},
   ): KubeObject {
     const existing = this.get(resource, namespace, name);
     if (!existing) throw notFound(resource, name);
-    checkDeletePreconditions(resource, existing, deleteOptions);
     if (resource === NAMESPACE_TYPE && UNDELETABLE_NAMESPACES.has(name)) {
       throw forbidden(`namespaces "${name}" is forbidden: this namespace may not be deleted`, {
         name,
         kind: 'namespaces',
       });
     }
-    if (options.dryRun) return existing;
-    if (resource === NAMESPACE_TYPE) {
-      for (const r of RESOURCE_TYPES) {
-        if (!r.namespaced) continue;
-        const inNamespace = [...this.objects(r, name)].sort((a, b) =>
-          a.metadata.name < b.metadata.name ? -1 : 1,
-        );
-        for (const obj of inNamespace) this.commit(r, 'DELETED', obj, obj);
-      }
-    }
-    return this.commit(resource, 'DELETED', existing, existing);
+    checkDeletePreconditions(resource, existing, deleteOptions);
+    if (resource === NAMESPACE_TYPE) return this.deleteNamespace(existing, options);
+    const plan = planDelete(
+      resource,
+      existing,
+      { gracePeriodSeconds: options.gracePeriodSeconds },
+      this.now(),
+    );
+    return this.carryOut(resource, existing, plan, options);
   }
 
-  /** DELETE on a collection: every matching object, one event each. */
+  private carryOut(
+    resource: ResourceType,
+    existing: KubeObject,
+    plan: DeletePlan,
+    options: WriteOptions,
+  ): KubeObject {
+    switch (plan.action) {
+      case 'keep':
+        return existing;
+      case 'remove':
+        return options.dryRun ? existing : this.remove(resource, existing);
+      case 'mark': {
+        if (options.dryRun) return plan.marked;
+        const stored = this.commit(resource, 'MODIFIED', plan.marked, existing);
+        return plan.thenRemove ? this.remove(resource, stored) : stored;
+      }
+    }
+  }
+
+  /**
+   * The namespace registry's DELETE: the first one marks the namespace Terminating, then (as
+   * the namespace controller would) deletes every object in it and finishes the namespace if
+   * that left it empty. Later ones change nothing while the namespace still has its
+   * `kubernetes` finalizer.
+   */
+  private deleteNamespace(ns: KubeObject, options: WriteOptions): KubeObject {
+    const name = ns.metadata.name;
+    const marked = markNamespaceTerminating(ns, this.now());
+    if (marked) {
+      if (options.dryRun) return marked;
+      const stored = this.commit(NAMESPACE_TYPE, 'MODIFIED', marked, ns);
+      this.deleteNamespaceContent(name);
+      this.finishNamespace(name);
+      return stored;
+    }
+    if (namespaceSpecFinalizers(ns).length > 0) return ns;
+    return this.carryOut(NAMESPACE_TYPE, ns, planDelete(NAMESPACE_TYPE, ns, {}, this.now()), options);
+  }
+
+  /** The namespace controller's content deletion: every object, with default DeleteOptions. */
+  private deleteNamespaceContent(namespace: string): void {
+    for (const r of RESOURCE_TYPES) {
+      if (!r.namespaced) continue;
+      const inNamespace = [...this.objects(r, namespace)].sort((a, b) =>
+        a.metadata.name < b.metadata.name ? -1 : 1,
+      );
+      for (const obj of inNamespace) {
+        const current = this.get(r, namespace, obj.metadata.name);
+        if (current) this.carryOut(r, current, planDelete(r, current, {}, this.now()), {});
+      }
+    }
+  }
+
+  /**
+   * Once a terminating namespace is empty, the namespace controller removes its `kubernetes`
+   * finalizer (the finalize subresource); that update removes the namespace when no other
+   * finalizer holds it (`ShouldDeleteNamespaceDuringUpdate`).
+   */
+  private finishNamespace(namespace: string): void {
+    const ns = this.get(NAMESPACE_TYPE, '', namespace);
+    if (!ns || !isTerminating(ns)) return;
+    for (const r of RESOURCE_TYPES) if (r.namespaced && (this.table(r).get(namespace)?.size ?? 0) > 0) return;
+    const remaining = namespaceSpecFinalizers(ns).filter((f) => f !== 'kubernetes');
+    const spec: Record<string, unknown> = { ...(isObject(ns.spec) ? ns.spec : {}) };
+    if (remaining.length > 0) spec.finalizers = remaining;
+    else delete spec.finalizers;
+    const next: KubeObject = { ...ns, spec };
+    if (shouldDeleteDuringUpdate(NAMESPACE_TYPE, ns, next)) this.remove(NAMESPACE_TYPE, ns);
+    else if (!deepEqual(next, ns)) this.commit(NAMESPACE_TYPE, 'MODIFIED', next, ns);
+  }
+
+  /** Removes an object (DELETED); the last object of a terminating namespace lets it go. */
+  private remove(resource: ResourceType, obj: KubeObject): KubeObject {
+    const removed = this.commit(resource, 'DELETED', obj, obj);
+    if (resource.namespaced && obj.metadata.namespace !== undefined)
+      this.finishNamespace(obj.metadata.namespace);
+    return removed;
+  }
+
+  /** DELETE on a collection: every matching object, each as a DELETE of its own. */
   deleteCollection(
     resource: ResourceType,
     namespace: string | undefined,
     predicate: ObjectPredicate | undefined,
     deleteOptions: unknown,
-    options: WriteOptions = {},
+    options: DeleteWriteOptions = {},
   ): KubeObject[] {
     const doomed = this.list(resource, { namespace, predicate }).items;
     if (resource === NAMESPACE_TYPE) {
@@ -396,9 +525,17 @@ export class ObjectStore {
     }
     for (const obj of doomed) checkDeletePreconditions(resource, obj, deleteOptions);
     if (options.dryRun) return doomed;
-    return doomed.map((obj) =>
-      this.delete(resource, obj.metadata.namespace ?? '', obj.metadata.name, undefined),
-    );
+    const results: KubeObject[] = [];
+    for (const obj of doomed) {
+      // An earlier deletion (a namespace's) may already have taken it.
+      if (!this.get(resource, obj.metadata.namespace ?? '', obj.metadata.name)) continue;
+      results.push(
+        this.delete(resource, obj.metadata.namespace ?? '', obj.metadata.name, undefined, {
+          gracePeriodSeconds: options.gracePeriodSeconds,
+        }),
+      );
+    }
+    return results;
   }
 
   /**
@@ -423,13 +560,8 @@ export class ObjectStore {
             ? meta.namespace
             : 'default'
           : '';
-        if (
-          resource.namespaced &&
-          !this.get(NAMESPACE_TYPE, '', namespace) &&
-          !isPlanned(NAMESPACE_TYPE, '', namespace)
-        ) {
-          throw notFound(NAMESPACE_TYPE, namespace);
-        }
+        if (resource.namespaced && !isPlanned(NAMESPACE_TYPE, '', namespace))
+          this.admitCreate(resource, namespace, item);
         const obj = this.prepareUniqueCreate(
           resource,
           namespace,

@@ -181,6 +181,15 @@ function applyCreateDefaults(resource: ResourceType, obj: KubeObject): void {
   }
 }
 
+/** `deletionTimestamp` and `deletionGracePeriodSeconds` of a stored object, when set. */
+function deletionMark(obj: KubeObject): Partial<ObjectMeta> {
+  const mark: Partial<ObjectMeta> = {};
+  if (obj.metadata.deletionTimestamp !== undefined) mark.deletionTimestamp = obj.metadata.deletionTimestamp;
+  if (obj.metadata.deletionGracePeriodSeconds !== undefined)
+    mark.deletionGracePeriodSeconds = obj.metadata.deletionGracePeriodSeconds;
+  return mark;
+}
+
 export interface UpdateRequest {
   resource: ResourceType;
   existing: KubeObject;
@@ -247,6 +256,8 @@ export function prepareUpdate({ resource, existing, body, subresource }: UpdateR
       resourceVersion: existing.metadata.resourceVersion,
       generation: existing.metadata.generation ?? 1,
       creationTimestamp: existing.metadata.creationTimestamp,
+      // An update can never set, change or remove the deletion mark.
+      ...deletionMark(existing),
     });
     if (!resource.namespaced) delete next.metadata.namespace;
     if (resource.statusSubresource) {

@@ -26,16 +26,20 @@ describe('kubesim watches', () => {
       body: [{ op: 'add', path: '/metadata/labels', value: { a: 'b' } }],
     });
     const deleted = await c.core.deleteNamespacedPod({ name: 'w1', namespace: 'default' });
-    await waitFor('three events', () => watch.events.length >= 3);
+    await waitFor('four events', () => watch.events.length >= 4);
     watch.abort();
+    // A pod DELETE first writes the deletion mark (MODIFIED), then removes the pod.
     assert.deepEqual(
       watch.events.map((e) => `${e.type} ${e.object.metadata?.name}`),
-      ['ADDED w1', 'MODIFIED w1', 'DELETED w1'],
+      ['ADDED w1', 'MODIFIED w1', 'MODIFIED w1', 'DELETED w1'],
     );
     const rvs = watch.events.map((e) => Number(e.object.metadata?.resourceVersion));
-    assert.ok(rvs[0]! < rvs[1]! && rvs[1]! < rvs[2]!, `resourceVersions increase: ${rvs.join(',')}`);
+    assert.ok(
+      rvs[0]! < rvs[1]! && rvs[1]! < rvs[2]! && rvs[2]! < rvs[3]!,
+      `resourceVersions increase: ${rvs.join(',')}`,
+    );
     assert.equal(
-      watch.events[2]?.object.metadata?.resourceVersion,
+      watch.events[3]?.object.metadata?.resourceVersion,
       deleted.metadata?.resourceVersion,
       'the DELETED object carries the deletion version',
     );
@@ -64,11 +68,11 @@ describe('kubesim watches', () => {
     await c.core.createNamespacedService({ namespace: 'default', body: { metadata: { name: 'not-a-pod' } } });
     await c.core.deleteNamespacedPod({ name: 'r1', namespace: 'default' });
     const watch = await collectWatch(c.kc, PODS, { resourceVersion: start });
-    await waitFor('the replayed events', () => watch.events.length >= 2);
+    await waitFor('the replayed events', () => watch.events.length >= 3);
     watch.abort();
     assert.deepEqual(
       watch.events.map((e) => `${e.type} ${e.object.metadata?.name}`),
-      ['ADDED r1', 'DELETED r1'],
+      ['ADDED r1', 'MODIFIED r1', 'DELETED r1'],
     );
   });
 
@@ -86,14 +90,14 @@ describe('kubesim watches', () => {
       body: [{ op: 'add', path: '/status/podIP', value: '10.0.0.1' }],
     });
     // Deleting and re-creating with a different node moves the pod in and out of the selection.
-    await c.core.deleteNamespacedPod({ name: 'mover', namespace: 'default' });
+    await c.core.deleteNamespacedPod({ name: 'mover', namespace: 'default', gracePeriodSeconds: 0 });
     await c.core.createNamespacedPod({ namespace: 'default', body: pod('mover', { nodeName: 'node-a' }) });
-    await c.core.deleteNamespacedPod({ name: 'stayer', namespace: 'default' });
-    await waitFor('four events', () => watch.events.length >= 4);
+    await c.core.deleteNamespacedPod({ name: 'stayer', namespace: 'default', gracePeriodSeconds: 0 });
+    await waitFor('five events', () => watch.events.length >= 5);
     watch.abort();
     assert.deepEqual(
       watch.events.map((e) => `${e.type} ${e.object.metadata?.name}`),
-      ['ADDED stayer', 'MODIFIED stayer', 'ADDED mover', 'DELETED stayer'],
+      ['ADDED stayer', 'MODIFIED stayer', 'ADDED mover', 'MODIFIED stayer', 'DELETED stayer'],
     );
   });
 
@@ -179,9 +183,12 @@ describe('kubesim 410 Gone', () => {
     const fresh = (await c.core.listNamespacedPod({ namespace: 'default' })).metadata!.resourceVersion!;
     const ok = await collectWatch(c.kc, PODS, { resourceVersion: fresh });
     await c.core.deleteNamespacedPod({ name: 'x', namespace: 'default' });
-    await waitFor('the DELETED event', () => ok.events.length === 1);
+    await waitFor('the DELETED event', () => ok.events.length === 2);
     ok.abort();
-    assert.equal(ok.events[0]?.type, 'DELETED');
+    assert.deepEqual(
+      ok.events.map((e) => e.type),
+      ['MODIFIED', 'DELETED'],
+    );
   });
 
   it('answers 410 once more than historyLimit changes happened since the version', async () => {

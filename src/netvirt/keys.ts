@@ -19,7 +19,7 @@
  *
  * (The coe-northbound backend's keys: coe/keys.ts; `pod/` and `node/` are spelled alike.)
  */
-import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1Namespace, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import { elanInstanceName, GATEWAY_VPN, nodeOfGatewayName, vpnName } from './names.js';
 import { nodeInternalIp } from './kube.js';
 export type NetvirtKey =
@@ -112,6 +112,8 @@ export function netvirtClusterKeys(cluster: {
   nodes: readonly V1Node[];
   namespaces: readonly V1Namespace[];
   pods: readonly V1Pod[];
+  /** Given when Services are routed (service ranges configured): adds the gateway keys. */
+  services?: readonly V1Service[];
 }): string[] {
   const byName = new Map(cluster.nodes.map((n) => [n.metadata?.name ?? '', n]));
   const keys = new Set<string>();
@@ -121,5 +123,12 @@ export function netvirtClusterKeys(cluster: {
   }
   for (const ns of cluster.namespaces) if (ns.metadata?.name) keys.add(vpnKey(vpnName(ns.metadata.name)));
   for (const pod of cluster.pods) for (const key of keysOfPod(pod, (n) => byName.get(n))) keys.add(key);
+  if (cluster.services) {
+    keys.add(GATEWAY_VPN_KEY);
+    for (const node of cluster.nodes) if (node.metadata?.name) keys.add(gatewayKey(node.metadata.name));
+    for (const s of cluster.services)
+      if (s.metadata?.namespace && s.metadata.name)
+        keys.add(serviceKey(s.metadata.namespace, s.metadata.name));
+  }
   return [...keys];
 }

@@ -112,6 +112,13 @@ export function vpnRouteDistinguisher(v: VpnInstance): string | undefined {
   return v.ipv4Family?.routeDistinguishers[0] ?? v.ipv6Family?.routeDistinguishers[0];
 }
 
+/** Every RD of a VPN, in its configured order (the gateway VPN has one per node). */
+export function vpnRouteDistinguishers(v: VpnInstance): string[] {
+  return v.profile === 'aluminium'
+    ? v.routeDistinguishers
+    : [...(v.ipv4Family?.routeDistinguishers ?? []), ...(v.ipv6Family?.routeDistinguishers ?? [])];
+}
+
 /**
  * The `existing` input of allocateRouteDistinguishers, recovered from the VPNs in ODL: for
  * each of this cluster's VPNs, namespace → RD when the VPN is named for one of `namespaces`,

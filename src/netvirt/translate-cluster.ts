@@ -5,16 +5,17 @@
  * tests' oracles, the sandbox); the inputs are plain maps, so the same fold serves anyone who
  * recovered route distinguishers and node subnets their own way.
  */
-import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1Namespace, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { DhcpNetwork } from './dhcp.js';
 import type { ElanInstance, ElanInterface } from './elan.js';
 import { ModelValidationError } from './errors.js';
 import type { Interface } from './interfaces.js';
 import type { K8sNode } from './k8s-node.js';
 import { podNetworkEligibility } from './kube.js';
-import { elanKey, nodeKey, nodeNetworkKey, podKey, vpnKey } from './keys.js';
+import { elanKey, GATEWAY_VPN_KEY, gatewayKey, nodeKey, nodeNetworkKey, podKey, vpnKey } from './keys.js';
 import { vpnName } from './names.js';
 import { planElan, planPod, planVpn, podTranslation, type NetvirtPlanInputs } from './plan-netvirt.js';
+import { planGateway, planGatewayVpn } from './plan-gateway.js';
 import { planNode, planNodeNetwork } from './plan-node.js';
 import type { KeyPlan } from './plan.js';
 import { instanceUse, keepsElansOf, type InstanceUse } from './translate-instances.js';
@@ -32,6 +33,11 @@ export interface ClusterObjects {
   nodeSubnets: ReadonlyMap<string, string>;
   /** Whether ODL has the k8s-node model (default: as the profile's release usually has: Sodium). */
   k8sNodeModel?: boolean;
+  /**
+   * Every Service, when they are known: node gateways and Service routes are planned (with the
+   * settings' `serviceCidrs`). Absent: what exists of them is kept (not known here).
+   */
+  services?: readonly V1Service[];
 }
 
 /** Names whose desired state is unknown right now: garbage collection must leave them alone. */
@@ -99,8 +105,17 @@ export function clusterPlanInputs(view: ClusterObjects, settings: TranslateSetti
     else byNamespace.set(ns, [pod]);
   }
   const subnetOf = (node: V1Node) => view.nodeSubnets.get(nameOf(node));
+  const services = view.services;
   return {
     settings,
+    ...(services
+      ? {
+          nodes: () => view.nodes,
+          services: () => services,
+          service: (ns: string, name: string) =>
+            services.find((s) => s.metadata?.namespace === ns && s.metadata.name === name),
+        }
+      : {}),
     k8sNodeModel: view.k8sNodeModel ?? settings.profile === 'sodium',
     pod: (ns, name) => pods.get(`${ns}/${name}`),
     podsInNamespace: (ns) => byNamespace.get(ns) ?? [],
@@ -226,6 +241,8 @@ export function translateCluster(view: ClusterObjects, settings: TranslateSettin
     const plan = uid ? planNode(nodeKey(uid), uid, inputs) : undefined;
     if (plan) collect(out, plan);
     if (nameOf(node)) collect(out, planNodeNetwork(nodeNetworkKey(nameOf(node)), nameOf(node), inputs));
+    if (nameOf(node) && view.services)
+      collect(out, planGateway(gatewayKey(nameOf(node)), nameOf(node), inputs));
     const problem = plan?.facts.find((f) => f.fact === 'untranslatable');
     if (!uid || problem)
       out.deferred.push({
@@ -239,6 +256,7 @@ export function translateCluster(view: ClusterObjects, settings: TranslateSettin
         },
       });
   }
+  if (view.services) collect(out, planGatewayVpn(GATEWAY_VPN_KEY, inputs));
   return out;
 }
 

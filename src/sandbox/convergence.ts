@@ -95,7 +95,7 @@ export async function measureProgress(
   settings: PlanSettings & { timeoutMs: number },
 ): Promise<Progress> {
   const { state } = await readOdl(client, settings);
-  const cluster = await readCluster(kube, { timeoutMs: settings.timeoutMs });
+  const cluster = await readCluster(kube, { timeoutMs: settings.timeoutMs }, settings.serviceCidrs);
   return progressOf(state, cluster, settings);
 }
 

@@ -33,10 +33,19 @@ export async function ping(
   attempts = 3,
 ): Promise<{ ok: boolean; rttMs?: number; error?: string }> {
   if (!from.netns) return { ok: false, error: `${podName(from)} has no network namespace` };
+  return pingFrom(from.netns.path, toIp, attempts);
+}
+
+/** One ping from a sandbox network namespace (a pod's, or a simulated node's host side). */
+export async function pingFrom(
+  netnsPath: string,
+  toIp: string,
+  attempts = 3,
+): Promise<{ ok: boolean; rttMs?: number; error?: string }> {
   let error = '';
   for (let i = 0; i < attempts; i += 1) {
     try {
-      const out = await execInNetns(from.netns.path, 'ping', ['-c', '1', '-W', '2', '-n', toIp], 10_000);
+      const out = await execInNetns(netnsPath, 'ping', ['-c', '1', '-W', '2', '-n', toIp], 10_000);
       const rtt = /time=([\d.]+) ms/.exec(out)?.[1];
       return { ok: true, ...(rtt ? { rttMs: Number(rtt) } : {}) };
     } catch (err) {
@@ -90,6 +99,29 @@ export async function withinNode<T extends object>(
 /** From the node's first pod (by name) to every other pod of the node. */
 export function pingWithinNode(node: string, sandboxes: readonly PodSandbox[]): Promise<PingResult[]> {
   return withinNode(node, sandboxes, (from, to) => ping(from.sandbox, to.ip));
+}
+
+/**
+ * From the node's host side (its network namespace, where the agent made the gateway port and
+ * its routes) to every pod of the node: what kubelet's probes need. `from.ip` is the gateway's.
+ */
+export async function pingFromHost(
+  node: { name: string; netnsPath: string; gatewayIp: string },
+  sandboxes: readonly PodSandbox[],
+): Promise<PingResult[]> {
+  const results: PingResult[] = [];
+  for (const s of sandboxes) {
+    const ip = s.ips[0];
+    if (!s.netns || !ip) continue;
+    const outcome = await pingFrom(node.netnsPath, ip);
+    results.push({
+      node: node.name,
+      from: { pod: `${node.name} (host)`, ip: node.gatewayIp },
+      to: { pod: podName(s), ip },
+      ...outcome,
+    });
+  }
+  return results.sort((a, b) => a.to.pod.localeCompare(b.to.pod));
 }
 
 /** The ports of the node's bridge with their external_ids (what the agent set). */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { silentLogger } from '../common/log.js';
-import { KubeClient } from '../k8s/kube-client.js';
+import { KubeApiError, KubeClient } from '../k8s/kube-client.js';
 import { startKubeSim, type KubeSim } from '../kubesim/server.js';
 import { Kubelet } from './kubelet.js';
 import { AddressPodRuntime, type PodRef, type PodRuntime, type PodSandbox } from './pod-runtime.js';
@@ -43,8 +43,11 @@ class RecordingRuntime implements PodRuntime {
   }
   async remove(sandbox: PodSandbox): Promise<void> {
     this.removed.push(sandbox);
+    if (this.onRemove) await this.onRemove(sandbox);
     await this.inner.remove(sandbox);
   }
+  /** Runs as a sandbox stops (to look at the API then). */
+  onRemove: ((sandbox: PodSandbox) => Promise<void>) | undefined;
 }
 
 describe('kubelet stand-in', () => {
@@ -77,6 +80,11 @@ describe('kubelet stand-in', () => {
       },
     });
   const getPod = (name: string) => kube.request<V1Pod>('GET', `/api/v1/namespaces/shop/pods/${name}`);
+  const isGone = (name: string) =>
+    getPod(name).then(
+      () => false,
+      (err: unknown) => err instanceof KubeApiError && err.status === 404,
+    );
 
   it('gives its pods an IP through the status, retries a failing sandbox, and stops sandboxes of deleted pods', async () => {
     const runtime = new RecordingRuntime(new AddressPodRuntime('10.5.1.0/24'), 2);
@@ -110,9 +118,10 @@ describe('kubelet stand-in', () => {
       // Pods of other nodes are not this kubelet's business.
       assert.equal((await getPod('other-node')).status?.podIP, undefined);
 
-      // Replaced by a pod of the same name (another UID): the old sandbox goes, a new one comes.
+      // Force-deleted (grace 0: gone from the API at once) and replaced by a pod of the same name
+      // (another UID): the old sandbox goes, a new one comes.
       const oldUid = a.metadata?.uid;
-      await kube.request('DELETE', '/api/v1/namespaces/shop/pods/a');
+      await kube.request('DELETE', '/api/v1/namespaces/shop/pods/a', { query: { gracePeriodSeconds: 0 } });
       await createPod('a', 'n1');
       await until('the new pod a to get its IP', async () => {
         const p = await getPod('a');
@@ -131,6 +140,44 @@ describe('kubelet stand-in', () => {
       });
       await new Promise((r) => setTimeout(r, 300));
       assert.equal(kubelet.list().length, 0);
+    } finally {
+      await kubelet.close({ teardown: true });
+    }
+  });
+
+  it('finishes the deletion of a Terminating pod as kubelet does: sandbox stopped, then DELETE with grace 0', async () => {
+    const runtime = new RecordingRuntime(new AddressPodRuntime('10.5.4.0/24'));
+    const kubelet = new Kubelet({
+      nodeName: 'n4',
+      nodeIp: '192.168.9.4',
+      kubeConfig: kc,
+      runtime,
+      logger: silentLogger(),
+    });
+    const seenAtStop: string[] = [];
+    runtime.onRemove = async (sandbox) => {
+      const pod = await getPod(sandbox.pod.name);
+      seenAtStop.push(`${pod.metadata?.name} ${pod.metadata?.deletionGracePeriodSeconds}`);
+    };
+    kubelet.start();
+    try {
+      await kubelet.waitForSync();
+      await createPod('t', 'n4');
+      await until('pod t to get an IP', async () => (await getPod('t')).status?.podIP !== undefined);
+      const marked = await kube.request<V1Pod>('DELETE', '/api/v1/namespaces/shop/pods/t');
+      assert.equal(marked.metadata?.deletionGracePeriodSeconds, 30, 'the API server only marks it');
+      await until('pod t to be gone', () => isGone('t'));
+      // The sandbox stopped while the pod was still there, Terminating.
+      assert.deepEqual(seenAtStop, ['t 30']);
+      assert.equal(kubelet.list().length, 0);
+      // A pod that never got a sandbox (hostNetwork) is deleted just the same.
+      await createPod('h', 'n4', { hostNetwork: true });
+      await until(
+        'pod h to get the node IP',
+        async () => (await getPod('h')).status?.podIP === '192.168.9.4',
+      );
+      await kube.request('DELETE', '/api/v1/namespaces/shop/pods/h');
+      await until('pod h to be gone', () => isGone('h'));
     } finally {
       await kubelet.close({ teardown: true });
     }

@@ -5,6 +5,12 @@
  * (the status subresource, guarded by the pod's UID), and tears the sandbox down when the pod
  * goes away, turns terminal or is replaced by a pod of the same name with another UID.
  *
+ * A deleted pod bound to a node stays in the API, Terminating (`deletionTimestamp` set), until
+ * its kubelet has stopped it: this stand-in then stops the sandbox (CNI DEL) and deletes the
+ * pod with grace period 0 and its UID as a precondition, as kubelet's status manager does.
+ * (The real kubelet also reports a terminal phase before that last delete; the stand-in does
+ * not, its containers have nothing to report.)
+ *
  * Level-triggered like everything else in odlcoe: informer events only queue the pod's key;
  * `syncPod` compares the pod with the sandbox it has and fixes the difference; failures
  * (the agent not ready yet: CNI code 11) are retried with backoff, as kubelet retries a sandbox.
@@ -41,6 +47,10 @@ const podKey = (namespace: string, name: string) => `${namespace}/${name}`;
 
 function isTerminal(pod: V1Pod): boolean {
   return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+}
+
+function isTerminating(pod: V1Pod): boolean {
+  return pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
 }
 
 function refOf(pod: V1Pod): PodRef | undefined {
@@ -119,8 +129,8 @@ export class Kubelet {
   }
 
   /**
-   * What kubelet does for a pod being deleted, before the object goes: stop the sandbox
-   * (CNI DEL). The pod is not started again; delete its API object afterwards.
+   * Stops a pod's sandbox for good (CNI DEL) without deleting the pod: it is not started again.
+   * A deleted pod needs no call: once Terminating, its sandbox is stopped and the pod deleted.
    */
   async stopPod(namespace: string, name: string): Promise<void> {
     const key = podKey(namespace, name);
@@ -174,7 +184,10 @@ export class Kubelet {
     let sandbox = this.sandboxes.get(key);
     const ref = pod ? refOf(pod) : undefined;
 
-    if (sandbox && (!ref || ref.uid !== sandbox.pod.uid || (pod && isTerminal(pod)))) {
+    if (
+      sandbox &&
+      (!ref || ref.uid !== sandbox.pod.uid || (pod && (isTerminal(pod) || isTerminating(pod))))
+    ) {
       this.logger.info('kubelet: stopping pod sandbox', {
         node: this.nodeName,
         pod: key,
@@ -183,6 +196,11 @@ export class Kubelet {
       await this.options.runtime.remove(sandbox);
       this.sandboxes.delete(key);
       sandbox = undefined;
+    }
+    if (pod && ref && isTerminating(pod)) {
+      this.failures.delete(key);
+      await this.finishDeletion(ref);
+      return;
     }
     if (!pod || !ref || isTerminal(pod) || this.stopped.has(ref.uid)) {
       this.failures.delete(key);
@@ -215,6 +233,31 @@ export class Kubelet {
       });
     }
     await this.writeStatus(ref, pod, sandbox.ips);
+  }
+
+  /**
+   * The last step of a pod's deletion, once its sandbox is stopped: DELETE with grace period
+   * 0, guarded by the UID so that a newer pod of the same name is never removed.
+   */
+  private async finishDeletion(ref: PodRef): Promise<void> {
+    try {
+      await this.kube.request('DELETE', `/api/v1/namespaces/${seg(ref.namespace)}/pods/${seg(ref.name)}`, {
+        body: {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          gracePeriodSeconds: 0,
+          preconditions: { uid: ref.uid },
+        },
+      });
+      this.logger.info('kubelet: pod deleted after its sandbox stopped', {
+        node: this.nodeName,
+        pod: `${ref.namespace}/${ref.name}`,
+      });
+    } catch (err) {
+      // Already gone, or replaced by a newer pod of the same name: nothing of ours is left.
+      if (err instanceof KubeApiError && (err.status === 404 || err.status === 409)) return;
+      throw err;
+    }
   }
 
   /** Sets phase Running, podIP(s) and hostIP(s) unless the status already says so. */

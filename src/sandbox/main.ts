@@ -15,7 +15,14 @@ import { DIALECTS, type Dialect } from '../restconf/path.js';
 import { compactProgress, describeGaps, renderProgress, type Progress } from './convergence.js';
 import { parsePort, type PortChoice } from './ports.js';
 import { startSandbox, type Sandbox } from './sandbox.js';
-import { renderDataPath, renderNextSteps, renderOdlSummary, type NodeDataPath } from './summary.js';
+import {
+  gatewayProblems,
+  renderDataPath,
+  renderGateways,
+  renderNextSteps,
+  renderOdlSummary,
+  type NodeDataPath,
+} from './summary.js';
 import { LiveBlock, type Output } from './terminal.js';
 
 interface Flags {
@@ -254,6 +261,14 @@ async function run(
 
   const dump = await sandbox.dump();
   for (const line of renderOdlSummary(dump)) say(line);
+  const gatewaysFailed = sandbox.cluster.services
+    ? gatewayProblems(
+        dump,
+        sandbox.cluster.nodes.map((n) => n.name),
+        sandbox.shownService,
+      )
+    : [];
+  if (sandbox.cluster.services) for (const line of renderGateways(dump, sandbox.shownService)) say(line);
   say();
   let dataPath: NodeDataPath[] = [];
   if (sandbox.nodes.length > 0) dataPath = await sandbox.dataPath();
@@ -261,6 +276,14 @@ async function run(
   say();
   const pingsFailed = dataPath.flatMap((n) => n.pings).filter((p) => !p.ok);
   const trafficFailed = dataPath.flatMap((n) => n.traffic).filter((t) => !t.tcp.ok || !t.udp.ok);
+  const hostFailed = dataPath.flatMap((n) => [
+    ...(n.host?.pings ?? [])
+      .filter((p) => !p.ok)
+      .map((p) => `${n.node}: host ping to ${p.to.pod} ${p.to.ip}`),
+    ...(n.host && !n.host.http?.tcp.ok
+      ? [`${n.node}: host HTTP GET to ${n.host.http?.to.pod ?? 'a pod'}`]
+      : []),
+  ]);
 
   if (flags.once) {
     if (flags.output === 'json') process.stdout.write(`${JSON.stringify(dump, null, 2)}\n`);
@@ -273,6 +296,17 @@ async function run(
     if (trafficFailed.length > 0) {
       process.stderr.write(
         `odlcoe-sandbox: TCP or UDP failed between ${trafficFailed.length} pair(s) of pods of one node (see above and ${sandbox.logFile}).\n`,
+      );
+      return EXIT.failed;
+    }
+    if (gatewaysFailed.length > 0 || hostFailed.length > 0) {
+      process.stderr.write(
+        [
+          'odlcoe-sandbox: the node gateways are not complete:',
+          ...[...gatewaysFailed, ...hostFailed].map((p) => `  ${p}`),
+          `  (see above and ${sandbox.logFile})`,
+          '',
+        ].join('\n'),
       );
       return EXIT.failed;
     }

@@ -18,11 +18,33 @@ export interface SamplePod {
   hostNetwork?: boolean;
 }
 
+/** A Service as kube-apiserver holds it once its ClusterIP is allocated. */
+export interface SampleService {
+  namespace: string;
+  name: string;
+  /** The pods it selects (`app` label). */
+  app: string;
+  /** `None`: headless (no route). */
+  clusterIp: string;
+  externalIps?: string[];
+}
+
+/** Services on: the watcher's and the agents' Service ranges, and the Services to load. */
+export interface SampleServices {
+  /** `services.cidrs` of the watcher and the agents (kube-apiserver's service range). */
+  cidrs: string[];
+  /** The agents' `services.clusterCidrs`: every node subnet lies in them. */
+  clusterCidrs: string[];
+  services: SampleService[];
+}
+
 export interface SampleCluster {
   nodes: SampleNode[];
   /** Namespaces to create (beyond default, kube-system, kube-public, kube-node-lease). */
   namespaces: string[];
   pods: SamplePod[];
+  /** Absent: Services off (no node gateways, no Service routes). */
+  services?: SampleServices;
 }
 
 /** Where the watcher's leader Lease lives (odlcoectl status looks there by default). */
@@ -67,6 +89,16 @@ export const SAMPLE_CLUSTER: SampleCluster = {
       hostNetwork: true,
     },
   ],
+  services: {
+    cidrs: ['10.96.0.0/16'],
+    clusterCidrs: ['10.244.0.0/16'],
+    services: [
+      { namespace: 'frontend', name: 'web', app: 'web', clusterIp: '10.96.0.10' },
+      { namespace: 'backend', name: 'api', app: 'api', clusterIp: '10.96.0.20', externalIps: ['192.0.2.20'] },
+      // Headless: DNS names the pods; kube-proxy serves no address, so no route.
+      { namespace: 'monitoring', name: 'prometheus', app: 'prometheus', clusterIp: 'None' },
+    ],
+  },
 };
 
 export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
@@ -110,11 +142,35 @@ export function podObject(pod: SamplePod): Record<string, unknown> {
   };
 }
 
+/** A Service with its ClusterIP allocated (port 80 to the pods' 8080). */
+export function serviceObject(service: SampleService): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: service.name, namespace: service.namespace },
+    spec: {
+      type: 'ClusterIP',
+      selector: { app: service.app },
+      clusterIP: service.clusterIp,
+      clusterIPs: [service.clusterIp],
+      ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }],
+      ...(service.externalIps ? { externalIPs: service.externalIps } : {}),
+    },
+  };
+}
+
+/** The host routes (`ip/32`) a Service gets on every gateway: none when headless. */
+export function serviceRoutePrefixes(service: SampleService): string[] {
+  if (service.clusterIp === 'None') return [];
+  return [service.clusterIp, ...(service.externalIps ?? [])].map((ip) => `${ip}/32`).sort();
+}
+
 /** Every object of the cluster, in an order the API accepts (namespaces before their pods). */
 export function clusterObjects(cluster: SampleCluster): Record<string, unknown>[] {
   return [
     ...cluster.nodes.map(nodeObject),
     ...cluster.namespaces.map(namespaceObject),
     ...cluster.pods.map(podObject),
+    ...(cluster.services?.services ?? []).map(serviceObject),
   ];
 }

@@ -23,6 +23,7 @@ import { createRegistry } from '../common/metrics.js';
 import { startEmulator, type Emulator } from '../emulator/server.js';
 import type { KubeClient } from '../k8s/kube-client.js';
 import { startKubeSim, type KubeSim } from '../kubesim/server.js';
+import { gatewayAddress } from '../netvirt/gateway.js';
 import { netvirtPaths } from '../netvirt/index.js';
 import type { Profile } from '../netvirt/profile.js';
 import { ownerContextOf } from '../netvirt/translate-settings.js';
@@ -31,21 +32,22 @@ import type { Dialect } from '../restconf/path.js';
 import { loadWatcherConfig } from '../config/watcher-config.js';
 import { startWatcher, type Watcher } from '../watcher/watcher.js';
 import { measureProgress, type Progress } from './convergence.js';
-import { bridgePorts, pingWithinNode } from './datapath.js';
-import { podOffloadSummary, trafficWithinNode } from './pod-traffic.js';
+import { bridgePorts, pingFromHost, pingWithinNode } from './datapath.js';
+import { exchangeTraffic, podOffloadSummary, trafficWithinNode, type TrafficResult } from './pod-traffic.js';
 import { Kubelet } from './kubelet.js';
-import { AddressPodRuntime, CniPodRuntime } from './pod-runtime.js';
+import { AddressPodRuntime, CniPodRuntime, type PodSandbox } from './pod-runtime.js';
 import { PROJECT_ROOT } from './programs.js';
 import { DEFAULT_PORTS, startOnPort, type PortChoice } from './ports.js';
 import {
   clusterObjects,
   SAMPLE_CLUSTER,
+  serviceRoutePrefixes,
   WATCHER_LEASE,
   WATCHER_NAMESPACE,
   type SampleCluster,
 } from './sample-cluster.js';
 import { startSimulatedNode, type SimulatedNode } from './simulated-node.js';
-import type { NodeDataPath, SandboxEndpoints } from './summary.js';
+import type { NodeDataPath, SandboxEndpoints, ShownService } from './summary.js';
 import { ovsUnavailableReason } from './userspace-ovs.js';
 
 export const CLUSTER_NAME = 'sandbox';
@@ -112,8 +114,13 @@ export interface Sandbox {
   }): Promise<ConvergenceResult>;
   /** What `odlcoectl dump -o json` reports now. */
   dump(): Promise<DumpTree>;
-  /** Ports and same-node pings of every simulated node. */
+  /**
+   * Ports and same-node pings of every simulated node; with Services on also its host side to
+   * its pods through the gateway port.
+   */
   dataPath(): Promise<NodeDataPath[]>;
+  /** With Services on: the Service whose routes the summary shows (the first one routed). */
+  readonly shownService: ShownService | undefined;
   close(): Promise<void>;
 }
 
@@ -264,6 +271,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
           odl: { url: odl.url, user: ODL_USER, passwordFile, profile, dialect, timeout: '10s' },
           // The nodes carry spec.podCIDR, as with kube-controller-manager's --allocate-node-cidrs.
           subnets: { source: 'podCIDR', odlPollInterval: '2s' },
+          // Services on: every node gets its gateway, every Service IP a route through them.
+          ...(cluster.services ? { services: { cidrs: cluster.services.cidrs } } : {}),
           gracePeriod: `${gracePeriodMs}ms`,
           shutdownTimeout: '5s',
           leaderElection: {
@@ -344,6 +353,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
                 odlDialect: dialect,
                 metricsPort: p,
                 logLevel,
+                ...(cluster.services
+                  ? {
+                      services: {
+                        cidrs: cluster.services.cidrs,
+                        clusterCidrs: cluster.services.clusterCidrs,
+                      },
+                    }
+                  : {}),
                 logger: logger.child({ component: 'node', node: n.name }),
               }),
             fallback(`agent metrics of ${n.name}`),
@@ -474,20 +491,24 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       },
       async dataPath() {
         const out: NodeDataPath[] = [];
+        const trafficLog = join(workDir, 'pod-traffic.log');
         for (const node of nodes) {
           const sandboxes = kubelets.get(node.name)?.list() ?? [];
+          const podCidr = cluster.nodes.find((n) => n.name === node.name)?.podCidr;
           out.push({
+            ...(cluster.services && podCidr
+              ? { host: await hostSide(node, gatewayAddress(podCidr), sandboxes, trafficLog) }
+              : {}),
             node: node.name,
             ports: await bridgePorts(node.ovs.dbSocket, node.bridge),
             pings: await pingWithinNode(node.name, sandboxes),
-            traffic: await trafficWithinNode(node.name, sandboxes, {
-              logFile: join(workDir, 'pod-traffic.log'),
-            }),
+            traffic: await trafficWithinNode(node.name, sandboxes, { logFile: trafficLog }),
             checksumOffload: await podOffloadSummary(node.ovs.dbSocket, node.bridge),
           });
         }
         return out;
       },
+      shownService: shownServiceOf(cluster),
       close: () => close(),
     };
     logger.info('sandbox started', {
@@ -505,6 +526,38 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (!ownsWorkDir) throw err;
     throw new Error(`${errorMessage(err)}\n  (work dir kept for its logs: ${workDir})`, { cause: err });
   }
+}
+
+/** The node's host side to its pods: a ping to each, an HTTP GET to the first. */
+async function hostSide(
+  node: SimulatedNode,
+  gatewayIp: string,
+  sandboxes: readonly PodSandbox[],
+  logFile: string,
+): Promise<NonNullable<NodeDataPath['host']>> {
+  const pings = await pingFromHost({ name: node.name, netnsPath: node.netns.path, gatewayIp }, sandboxes);
+  const target = pings[0] && sandboxes.find((s) => s.ips[0] === pings[0]?.to.ip);
+  let http: TrafficResult | undefined;
+  if (target?.netns && target.ips[0]) {
+    const ip = target.ips[0];
+    const traffic = await exchangeTraffic(node.netns.path, target.netns.path, ip, { logFile });
+    http = {
+      node: node.name,
+      from: { pod: `${node.name} (host)`, ip: gatewayIp },
+      to: { pod: `${target.pod.namespace}/${target.pod.name}`, ip },
+      ...traffic,
+    };
+  }
+  return { pings, http };
+}
+
+/** The first Service of the cluster that gets routes. */
+function shownServiceOf(cluster: SampleCluster): ShownService | undefined {
+  for (const s of cluster.services?.services ?? []) {
+    const prefixes = serviceRoutePrefixes(s);
+    if (prefixes.length > 0) return { ref: `${s.namespace}/${s.name}`, prefixes };
+  }
+  return undefined;
 }
 
 function anySignal(a: AbortSignal, b: AbortSignal | undefined): AbortSignal {

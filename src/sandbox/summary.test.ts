@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { DumpTree } from '../cli/dump.js';
 import { compactProgress, describeGaps, renderProgress, type Progress } from './convergence.js';
-import { renderDataPath, renderNextSteps, renderOdlSummary, type SandboxEndpoints } from './summary.js';
+import {
+  gatewayProblems,
+  renderDataPath,
+  renderGateways,
+  renderNextSteps,
+  renderOdlSummary,
+  type SandboxEndpoints,
+} from './summary.js';
 import { LiveBlock } from './terminal.js';
 
 const dump: DumpTree = {
@@ -60,6 +67,8 @@ const dump: DumpTree = {
     { network: 'odlcoe-node:node-1', node: 'node-1', subnets: ['10.77.1.0/24'] },
     { network: 'odlcoe-node:node-2', node: 'node-2', subnets: ['10.77.2.0/24'] },
   ],
+  gateways: [],
+  gatewayVpn: null,
   k8sNodes: [
     { uid: 'n2', hostName: 'node-2', internalIp: '192.168.77.12', externalIp: null, podCidr: '10.77.2.0/24' },
     { uid: 'n1', hostName: 'node-1', internalIp: '192.168.77.11', externalIp: null, podCidr: '10.77.1.0/24' },
@@ -77,6 +86,57 @@ describe('the ODL summary', () => {
     assert.match(text, /new +- +- +no vpn-interface yet \(no IP\)/);
     // Nodes by name, not by UID.
     assert.ok(text.indexOf('node-1 ') < text.indexOf('node-2 '));
+  });
+});
+
+describe('the node gateways (Services on)', () => {
+  const gateway = (node: string, n: number, routes: { prefix: string; nextHops: string[] }[]) => ({
+    name: `odlcoe-gw.${node}`,
+    node,
+    nodeUid: `uid-${n}`,
+    interface: true,
+    elanInstance: true,
+    elanInterface: true,
+    vpnInterface: true,
+    address: `10.77.${n}.2`,
+    mac: `0a:58:0a:4d:0${n}:02`,
+    vpn: 'odlcoe.gateways',
+    adjacency: null,
+    routes,
+  });
+  const service = { ref: 'shop/cart', prefixes: ['10.97.0.10/32'] };
+  const withGateways: DumpTree = {
+    ...dump,
+    gateways: [
+      gateway('node-1', 1, [{ prefix: '10.97.0.10/32', nextHops: ['10.77.1.2'] }]),
+      {
+        ...gateway('node-2', 2, [{ prefix: '10.97.0.10/32', nextHops: ['10.77.1.2'] }]),
+        elanInterface: false,
+      },
+    ],
+    gatewayVpn: { name: 'odlcoe.gateways', routeDistinguishers: ['64512:4294967295', '64512:4294967294'] },
+  };
+
+  it('shows each gateway’s entries and one Service’s route on every gateway', () => {
+    const text = renderGateways(withGateways, service).join('\n');
+    assert.match(text, /vpn-instance odlcoe\.gateways, rds 64512:4294967295, 64512:4294967294/);
+    assert.match(text, /node-1 +odlcoe-gw\.node-1 +10\.77\.1\.2 .*vpn-interface ok; 1 Service route$/m);
+    assert.match(text, /elan-interface MISSING/);
+    assert.match(text, /Service shop\/cart \(10\.97\.0\.10\/32\)/);
+    assert.match(text, /10\.97\.0\.10\/32 +on odlcoe-gw\.node-2 +next hop 10\.77\.1\.2/);
+  });
+
+  it('names what is wrong: a missing entry, a wrong next hop, a node without a gateway', () => {
+    assert.deepEqual(gatewayProblems(withGateways, ['node-1', 'node-2', 'node-3'], service), [
+      'gateway odlcoe-gw.node-2 misses its elan-interface',
+      'gateway odlcoe-gw.node-2 routes 10.97.0.10/32 via 10.77.1.2, not its own 10.77.2.2',
+      'node node-3 has no gateway in ODL',
+    ]);
+    assert.deepEqual(
+      gatewayProblems({ ...withGateways, gateways: [withGateways.gateways[0]!] }, ['node-1'], service),
+      [],
+    );
+    assert.deepEqual(gatewayProblems({ ...dump }, [], undefined), ['the gateway VPN is missing in ODL']);
   });
 });
 

@@ -4,7 +4,7 @@
  * path shows, and where to look next. Pure rendering.
  */
 import type { OvsPort } from '../ovs/ovs.js';
-import type { DumpElan, DumpInterface, DumpTree } from '../cli/dump.js';
+import { gatewayEntries, type DumpElan, type DumpInterface, type DumpTree } from '../cli/dump.js';
 import type { PingResult } from './datapath.js';
 import type { ExchangeResult, TrafficResult } from './pod-traffic.js';
 
@@ -17,6 +17,19 @@ export interface NodeDataPath {
   traffic: TrafficResult[];
   /** What the node's datapath needs of pod interfaces (src/ovs/datapath.ts). */
   checksumOffload?: string;
+  /**
+   * With Services on: the node's host side (its network namespace) to its pods through the
+   * gateway port: a ping to every pod, an HTTP GET to the first (what kubelet's probes do).
+   */
+  host?: { pings: PingResult[]; http: TrafficResult | undefined };
+}
+
+/** A Service whose routes the summary shows on every gateway. */
+export interface ShownService {
+  /** `namespace/name`. */
+  ref: string;
+  /** Its host routes (`ip/32`), sorted. */
+  prefixes: string[];
 }
 
 export interface SandboxEndpoints {
@@ -97,6 +110,62 @@ export function renderOdlSummary(dump: DumpTree): string[] {
   return out;
 }
 
+/** The node gateways in ODL (ietf-, elan-, vpn-interface, ELAN) and one Service's routes on each. */
+export function renderGateways(dump: DumpTree, service: ShownService | undefined): string[] {
+  const vpn = dump.gatewayVpn;
+  const out = [
+    `  node gateways (Services on)${vpn ? `: vpn-instance ${vpn.name}, rds ${vpn.routeDistinguishers.join(', ')}` : ': no gateway VPN'}`,
+  ];
+  for (const g of dump.gateways) {
+    const entries = gatewayEntries(g).map((e) => `${e.label} ${e.present ? 'ok' : 'MISSING'}`);
+    out.push(
+      `    ${pad(g.node, 10)} ${pad(g.name, 20)} ${pad(g.address ?? '-', 15)} ${pad(g.mac ?? '-', 17)}  ${entries.join(', ')}; ${g.routes.length} Service route${g.routes.length === 1 ? '' : 's'}`,
+    );
+  }
+  if (service) {
+    out.push(`  Service ${service.ref} (${service.prefixes.join(', ')}): extra routes on every gateway`);
+    for (const g of dump.gateways)
+      for (const prefix of service.prefixes) {
+        const route = g.routes.find((r) => r.prefix === prefix);
+        out.push(
+          `    ${pad(prefix, 18)} on ${pad(g.name, 20)} ${route ? `next hop ${route.nextHops.join(', ')}` : 'MISSING'}`,
+        );
+      }
+  }
+  return out;
+}
+
+/**
+ * What is wrong with the gateways, one line each: a node without all four gateway entries, a
+ * gateway without the shown Service's routes (next hop: the gateway's own address).
+ */
+export function gatewayProblems(
+  dump: DumpTree,
+  nodes: readonly string[],
+  service: ShownService | undefined,
+): string[] {
+  const out: string[] = [];
+  if (!dump.gatewayVpn) out.push('the gateway VPN is missing in ODL');
+  for (const node of nodes) {
+    const g = dump.gateways.find((x) => x.node === node);
+    if (!g) {
+      out.push(`node ${node} has no gateway in ODL`);
+      continue;
+    }
+    const missing = gatewayEntries(g).filter((e) => !e.present);
+    if (missing.length > 0)
+      out.push(`gateway ${g.name} misses its ${missing.map((e) => e.label).join(', ')}`);
+    for (const prefix of service?.prefixes ?? []) {
+      const route = g.routes.find((r) => r.prefix === prefix);
+      const own = g.address ?? '?';
+      if (!route) out.push(`gateway ${g.name} has no route ${prefix} (Service ${service?.ref ?? ''})`);
+      else if (route.nextHops.join(',') !== own)
+        out.push(`gateway ${g.name} routes ${prefix} via ${route.nextHops.join(', ')}, not its own ${own}`);
+    }
+  }
+  return out;
+}
+
 /** Ports and pings of the simulated nodes, and an honest word about what is not shown. */
 export function renderDataPath(nodes: readonly NodeDataPath[], skippedReason: string | undefined): string[] {
   if (nodes.length === 0) {
@@ -120,17 +189,26 @@ export function renderDataPath(nodes: readonly NodeDataPath[], skippedReason: st
         `    ${pad(p.name, 13)} iface-id ${pad(ids['iface-id'] ?? '-', 26)} attached-mac ${ids['attached-mac'] ?? '-'}  ip ${ids['ip-address'] ?? '-'}`,
       );
     }
-    for (const ping of n.pings) {
-      const result = ping.ok
-        ? `ok${ping.rttMs !== undefined ? ` (${ping.rttMs} ms)` : ''}`
-        : `FAILED: ${ping.error ?? 'no answer'}`;
-      out.push(`    ping ${ping.from.pod} ${ping.from.ip} -> ${ping.to.pod} ${ping.to.ip}: ${result}`);
-    }
+    for (const ping of n.pings)
+      out.push(
+        `    ping ${ping.from.pod} ${ping.from.ip} -> ${ping.to.pod} ${ping.to.ip}: ${pingResult(ping)}`,
+      );
     for (const t of n.traffic) {
       const pair = `${t.from.pod} ${t.from.ip} -> ${t.to.pod} ${t.to.ip}`;
       out.push(`    tcp  ${pair} HTTP GET: ${exchange(t.tcp)}`, `    udp  ${pair} echo: ${exchange(t.udp)}`);
     }
     if (n.pings.length === 0) out.push('    (fewer than two pods on this node: nothing to ping)');
+    if (n.host) {
+      out.push(`    host side (${n.node}'s network namespace) through its gateway port:`);
+      for (const p of n.host.pings)
+        out.push(`      ping ${p.from.ip} -> ${p.to.pod} ${p.to.ip}: ${pingResult(p)}`);
+      const http = n.host.http;
+      if (http)
+        out.push(
+          `      tcp  ${http.from.ip} -> ${http.to.pod} ${http.to.ip} HTTP GET: ${exchange(http.tcp)}`,
+        );
+      if (n.host.pings.length === 0) out.push('      (no pod on this node)');
+    }
   }
   out.push(
     '  Not shown: pods on different nodes reaching each other. NetVirt carries that traffic in VXLAN tunnels',
@@ -180,4 +258,8 @@ export function renderNextSteps(e: SandboxEndpoints): string[] {
 
 function exchange(r: ExchangeResult): string {
   return r.ok ? `ok${r.ms !== undefined ? ` (${r.ms} ms)` : ''}` : `FAILED: ${r.error ?? 'no answer'}`;
+}
+
+function pingResult(p: PingResult): string {
+  return p.ok ? `ok${p.rttMs !== undefined ? ` (${p.rttMs} ms)` : ''}` : `FAILED: ${p.error ?? 'no answer'}`;
 }

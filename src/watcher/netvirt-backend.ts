@@ -24,6 +24,7 @@ import {
   recoverRouteDistinguishers,
   vpnInterfaceOwnership,
   vpnRouteDistinguisher,
+  vpnRouteDistinguishers,
 } from '../netvirt/ownership.js';
 import type { BackendContext } from './backend.js';
 import type { ClusterChange, OptionalResource } from './cluster-view.js';
@@ -35,12 +36,6 @@ import { factOf, type KeyPlan } from '../netvirt/plan.js';
 import type { WriteGuard } from './reconcile.js';
 import { subnetHoldsAddress } from './subnet-allocator.js';
 import { gatewayVpnRouteDistinguishers } from '../netvirt/gateway.js';
-import type { VpnInstance } from '../netvirt/vpn.js';
-
-const allRouteDistinguishers = (v: VpnInstance): string[] =>
-  v.profile === 'aluminium'
-    ? v.routeDistinguishers
-    : [...(v.ipv4Family?.routeDistinguishers ?? []), ...(v.ipv6Family?.routeDistinguishers ?? [])];
 
 export class NetvirtBackend extends OdlBackend {
   readonly name = 'netvirt';
@@ -284,7 +279,7 @@ export class NetvirtBackend extends OdlBackend {
     // Every RD of every VPN is taken, not only the first (the gateway VPN has one per node),
     // and so are the gateway VPN's RDs for all nodes known now.
     const taken = new Set(existing.values());
-    const extra = [...this.cache.values('vpnInstance')].flatMap(allRouteDistinguishers);
+    const extra = [...this.cache.values('vpnInstance')].flatMap(vpnRouteDistinguishers);
     if (this.gateways)
       extra.push(
         ...gatewayVpnRouteDistinguishers(

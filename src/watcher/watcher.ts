@@ -123,6 +123,8 @@ class Term {
   loaded = false;
   resyncTimer: NodeJS.Timeout | undefined;
   ending: Promise<void> | undefined;
+  /** `lead`: settles once the term has its queue running, or has given up starting. */
+  starting: Promise<void> | undefined;
   /** key → sequence of its latest add; a key is settled once a run that began after it ends settled. */
   private readonly pending = new Map<string, number>();
   private readonly runningSince = new Map<string, number>();
@@ -442,6 +444,9 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     logger.info('leader term starting: waiting for caches, then reading ODL');
     await view.waitForSync(t.signal);
     await loadUntilDone(t, true);
+    // The lease may have gone while ODL was read (a read does not stop for it): a term that has
+    // ended starts no queue, or it would run beside the next term's.
+    t.signal.throwIfAborted();
     const queue = new WorkQueue<string>({
       name: `watcher-${backend.name}`,
       workers: settings.workers,
@@ -466,7 +471,10 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     t.checkIdle();
   }
 
-  /** Resolves when the last term has ended (its queue stopped), so terms never overlap. */
+  /**
+   * Resolves when the last term has ended (its start settled, its queue stopped), so terms never
+   * overlap.
+   */
   let previousTermEnded: Promise<void> = Promise.resolve();
 
   function startTerm(leaderSignal?: AbortSignal): void {
@@ -474,16 +482,15 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     const prior = previousTermEnded;
     term = t;
     leaderSignal?.addEventListener('abort', () => void endTerm(t, false), { once: true });
-    prior
-      .then(() => lead(t))
-      .catch((err: unknown) => {
-        if (t.signal.aborted) return;
-        // A leader that cannot work must not keep the lease: give up loudly.
-        logger.error('leader term failed to start', { error: errorMessage(err) });
-        void endTerm(t, false).then(() =>
-          options.onFatal?.(err instanceof Error ? err : new Error(String(err))),
-        );
-      });
+    t.starting = prior.then(() => lead(t));
+    t.starting.catch((err: unknown) => {
+      if (t.signal.aborted) return;
+      // A leader that cannot work must not keep the lease: give up loudly.
+      logger.error('leader term failed to start', { error: errorMessage(err) });
+      void endTerm(t, false).then(() =>
+        options.onFatal?.(err instanceof Error ? err : new Error(String(err))),
+      );
+    });
   }
 
   /** Ends a term: drain (SIGTERM) or abort at once (lost lease, abrupt close). */
@@ -503,6 +510,8 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
       await t.queue.shutdown({ drain: true, timeoutMs: settings.shutdownTimeoutMs });
     }
     t.abort.abort(new Error(drain ? 'watcher stopping' : 'leadership lost'));
+    // A term still starting (reading ODL) stops at its next step; the next term waits for that.
+    await t.starting?.catch(() => undefined);
     await t.queue?.shutdown({ drain: false });
     t.checkIdle();
     if (term === t) term = undefined;

@@ -23,7 +23,7 @@ describe('agent restart: reconcile after the pod informer synced', { skip, timeo
     node = await startTestNode();
     ovs = new Ovs({ dbSocket: node.ovs.dbSocket });
     await node.startAgent();
-    for (const pod of ['stays', 'deleted', 'del-while-down', 'del-while-hung']) {
+    for (const pod of ['stays', 'deleted', 'del-while-down', 'del-while-hung', 'terminating']) {
       const ns = await createNetns('odlcoe-rst');
       namespaces[pod] = ns;
       const uid = await node.createPod(pod);
@@ -46,6 +46,8 @@ describe('agent restart: reconcile after the pod informer synced', { skip, timeo
     // While the agent is away: one pod is deleted (its runtime DEL is lost), the runtime's DEL
     // of another reaches only the shim, and an ADD interrupted long ago left a bare lease.
     await node.deletePod('deleted');
+    // Another is being deleted: Terminating (its containers still run) until kubelet's last DELETE.
+    await node.terminatePod('terminating');
     const conf = await node.pluginConfig();
     const queued = await execShim(
       node.shim,
@@ -96,6 +98,25 @@ describe('agent restart: reconcile after the pod informer synced', { skip, timeo
     assert.equal(await ovs.getPort(hostVethName('cid-del-while-down', 'eth0')), undefined);
     assert.ok(!leases.includes(ips['del-while-down'] ?? ''));
     assert.deepEqual(await readdir(node.config.cni.pendingDelDir), []);
+    // The Terminating pod keeps its network: port, veth, address and lease.
+    const terminating = await ovs.getPort(hostVethName('cid-terminating', 'eth0'));
+    assert.ok(terminating && terminating.ofport > 0);
+    assert.ok(await linkExists(hostVethName('cid-terminating', 'eth0')));
+    assert.deepEqual((await inspectPodInterface(namespaces.terminating?.path ?? '', 'eth0'))?.addresses, [
+      `${ips.terminating}/24`,
+    ]);
+    assert.ok(leases.includes(ips.terminating ?? ''));
+  });
+
+  it('removes what a Terminating pod left once kubelet has deleted it (its DEL lost)', async () => {
+    await node.stopAgent();
+    await node.finishPodDeletion('terminating');
+    await node.startAgent();
+    assert.equal(await ovs.getPort(hostVethName('cid-terminating', 'eth0')), undefined);
+    assert.equal(await linkExists(hostVethName('cid-terminating', 'eth0')), false);
+    assert.ok(!(await leaseIps(node)).includes(ips.terminating ?? ''));
+    // The live pod is still untouched.
+    assert.ok(await ovs.getPort(hostVethName('cid-stays', 'eth0')));
   });
 
   it('does not hold a DEL on a hung agent: the shim queues it at its short deadline, and the agent applies it once back', async () => {

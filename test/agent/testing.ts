@@ -24,6 +24,7 @@ import { KubeClient } from '../../src/k8s/kube-client.js';
 import { startKubeSim, type KubeSim } from '../../src/kubesim/server.js';
 import { compileNodeOnlyModule } from '../helpers/compile.js';
 import { startOvsSandbox, type OvsSandbox } from '../helpers/ovs-sandbox.js';
+import { deletePodAsKubelet, finishPodDeletion, terminatePod } from '../helpers/pod-deletion.js';
 import { waitFor } from '../helpers/wait.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -223,7 +224,12 @@ export interface TestNode {
   /** The plugin config a runtime would send (from the conflist the agent wrote). */
   pluginConfig(cniVersion?: string, extra?: Record<string, unknown>): Promise<string>;
   createPod(name: string, namespace?: string): Promise<string>;
+  /** Deletes a pod as a cluster does: marked Terminating, then removed by kubelet's grace-0 DELETE. */
   deletePod(name: string, namespace?: string): Promise<void>;
+  /** `kubectl delete pod`: the pod (bound to this node) stays, Terminating, until `finishPodDeletion`. */
+  terminatePod(name: string, namespace?: string): Promise<void>;
+  /** Kubelet's last DELETE of a Terminating pod (grace 0, UID precondition). */
+  finishPodDeletion(name: string, namespace?: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -323,7 +329,13 @@ export async function startTestNode(opts: { profile?: Profile } = {}): Promise<T
         return pod.metadata.uid;
       },
       async deletePod(name, namespace = 'default') {
-        await kube.request('DELETE', `/api/v1/namespaces/${namespace}/pods/${name}`);
+        await deletePodAsKubelet(kube, namespace, name);
+      },
+      async terminatePod(name, namespace = 'default') {
+        await terminatePod(kube, namespace, name);
+      },
+      async finishPodDeletion(name, namespace = 'default') {
+        await finishPodDeletion(kube, namespace, name);
       },
       async stop() {
         await node.stopAgent().catch(() => undefined);

@@ -207,6 +207,8 @@ for (const [profile, dialect] of CASES) {
           { network: 'odlcoe-node:node-a', node: 'node-a', subnets: ['10.11.1.0/24'] },
           { network: 'odlcoe-node:node-b', node: 'node-b', subnets: ['10.11.2.0/24'] },
         ],
+        gateways: [],
+        gatewayVpn: null,
         // Only where ODL has the COE models (Sodium with COE).
         k8sNodes: (profile === 'aluminium'
           ? []

@@ -14,6 +14,7 @@ import { createRegistry } from '../../src/common/metrics.js';
 import { LeaseLock, microTime } from '../../src/k8s/lease-lock.js';
 import { netvirtPaths, putInterface } from '../../src/netvirt/index.js';
 import { ConvergenceProgress } from '../../src/watcher/progress.js';
+import { deletePodNow } from '../helpers/pod-deletion.js';
 import { apply, createCluster, createPod, programOdl, startHarness, type CliHarness } from './testing.js';
 
 describe('odlcoectl status', () => {
@@ -137,7 +138,7 @@ describe('odlcoectl status', () => {
       ]);
     } finally {
       await h.odl.put(path, saved);
-      await h.core.deleteNamespacedPod({ namespace: 'team-a', name: 'api-1' });
+      await deletePodNow(h.kube, 'team-a', 'api-1');
     }
     assert.equal((await status()).report.pods?.pending, 0);
   });

@@ -13,7 +13,10 @@ import { readdir } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { run } from '../../src/common/exec.js';
+import { KubeApiError } from '../../src/k8s/kube-client.js';
 import { vpnName } from '../../src/netvirt/index.js';
+import { gatewayAddress, gatewayName, GATEWAY_VPN, isGatewayName } from '../../src/netvirt/gateway.js';
+import { gatewayProblems } from '../../src/sandbox/summary.js';
 import { readOdl } from '../../src/cli/snapshot.js';
 import { ownerContextOf } from '../../src/netvirt/translate-settings.js';
 import { bridgePorts, ping, podPairsWithinNode, type WiredPod } from '../../src/sandbox/datapath.js';
@@ -35,7 +38,18 @@ const CLUSTER: SampleCluster = {
   ],
   namespaces: ['shop', 'billing'],
   pods: [],
+  // Services on: a gateway per node, routes for every Service IP through the gateways.
+  services: {
+    cidrs: ['10.97.0.0/16'],
+    clusterCidrs: ['10.77.0.0/16'],
+    services: [
+      { namespace: 'shop', name: 'cart', app: 'cart', clusterIp: '10.97.0.10', externalIps: ['192.0.2.77'] },
+      { namespace: 'billing', name: 'ledger', app: 'ledger', clusterIp: 'None' },
+    ],
+  },
 };
+/** The Service whose routes are checked on every gateway, and its host routes. */
+const SERVICE = { ref: 'shop/cart', prefixes: ['10.97.0.10/32', '192.0.2.77/32'] };
 
 const PODS = [
   { namespace: 'shop', name: 'cart', node: 'e2e-node-1' },
@@ -62,6 +76,10 @@ async function odlEntry(sandbox: Sandbox, path: string): Promise<Record<string, 
 }
 
 const enc = encodeURIComponent;
+const vpnModuleOf = (profile: string) => (profile === 'sodium' ? 'l3vpn' : 'l3vpn-instances-interfaces');
+/** A vpn-interface's adjacencies as RESTCONF returns them (Sodium augments them in odl-l3vpn). */
+const adjacenciesOf = (vpnIf: Record<string, unknown>) =>
+  (vpnIf['odl-l3vpn:adjacency'] ?? vpnIf.adjacency ?? []) as Record<string, string | string[] | undefined>[];
 
 const COE_MODULES = ['k8s-node', 'pod', 'service', 'k8s-cluster'];
 
@@ -110,7 +128,7 @@ for (const profile of ['sodium', 'aluminium'] as const)
         );
 
         assert.equal(sandbox.cliSettings.profile, profile, 'the profile ODL serves');
-        const vpnModule = profile === 'sodium' ? 'l3vpn' : 'l3vpn-instances-interfaces';
+        const vpnModule = vpnModuleOf(profile);
         for (const p of PODS) {
           const what = `${p.namespace}/${p.name}`;
           const node = CLUSTER.nodes.find((n) => n.name === p.node)!;
@@ -162,10 +180,7 @@ for (const profile of ['sodium', 'aluminium'] as const)
           assert.equal(staticMac?.['ip-prefix'], podIp, `${what}: elan static MAC's IP = pod IP`);
           const vpnIf = await odlEntry(sandbox, `${vpnModule}:vpn-interfaces/vpn-interface/${enc(ifaceId)}`);
           assert.ok(vpnIf, `${what}: vpn-interface in ODL`);
-          const adjacencies = (vpnIf['odl-l3vpn:adjacency'] ?? vpnIf.adjacency ?? []) as Record<
-            string,
-            string
-          >[];
+          const adjacencies = adjacenciesOf(vpnIf);
           const primary = adjacencies.find((a) => a.adjacency_type === 'primary-adjacency');
           assert.equal(primary?.ip_address, `${podIp}/32`, `${what}: adjacency IP = pod IP`);
           assert.equal(primary?.mac_address, attachedMac, `${what}: adjacency MAC = attached-mac`);
@@ -233,22 +248,125 @@ for (const profile of ['sodium', 'aluminium'] as const)
         }
       });
 
+      it('Services on: each node’s gateway in ODL, its host side reaches its pods, a Service routed through every gateway', async () => {
+        for (const node of CLUSTER.nodes) {
+          const name = gatewayName(node.name);
+          const address = gatewayAddress(node.podCidr);
+          const what = `gateway of ${node.name}`;
+          assert.ok(
+            await odlEntry(sandbox, `ietf-interfaces:interfaces/interface/${enc(name)}`),
+            `${what}: ietf-interface`,
+          );
+          assert.ok(
+            await odlEntry(sandbox, `elan:elan-instances/elan-instance/${enc(name)}`),
+            `${what}: ELAN`,
+          );
+          const elanIf = await odlEntry(sandbox, `elan:elan-interfaces/elan-interface/${enc(name)}`);
+          assert.equal(elanIf?.['elan-instance-name'], name, `${what}: elan-interface in its own ELAN`);
+          const vpnIf = await odlEntry(
+            sandbox,
+            `${vpnModuleOf(profile)}:vpn-interfaces/vpn-interface/${enc(name)}`,
+          );
+          assert.ok(vpnIf, `${what}: vpn-interface`);
+          const [vpnRef] = (vpnIf['vpn-instance-names'] ?? []) as { 'vpn-name': string }[];
+          assert.equal(vpnRef?.['vpn-name'], GATEWAY_VPN, `${what}: in the gateway VPN`);
+          const adjacencies = adjacenciesOf(vpnIf);
+          const primary = adjacencies.find((a) => a.adjacency_type === 'primary-adjacency');
+          assert.equal(
+            primary?.ip_address,
+            `${address}/32`,
+            `${what}: primary adjacency = the subnet's 2nd address`,
+          );
+          // The Service's routes: extra routes with this gateway as next hop.
+          for (const prefix of SERVICE.prefixes) {
+            const route = adjacencies.find((a) => a.ip_address === prefix);
+            assert.equal(
+              route?.adjacency_type ?? 'extra-route',
+              'extra-route',
+              `${what}: ${prefix} an extra route`,
+            );
+            assert.deepEqual(route?.['next-hop-ip-list'], [address], `${what}: ${prefix} via ${address}`);
+          }
+          // The headless Service gets nothing.
+          assert.equal(adjacencies.length, 1 + SERVICE.prefixes.length, `${what}: only the Service's routes`);
+        }
+        const dump = await sandbox.dump();
+        assert.deepEqual(
+          gatewayProblems(
+            dump,
+            CLUSTER.nodes.map((n) => n.name),
+            SERVICE,
+          ),
+          [],
+        );
+        assert.deepEqual(sandbox.shownService, SERVICE);
+
+        // The host side of each node (its network namespace) reaches its pods through the gateway.
+        const dataPath = await sandbox.dataPath();
+        for (const node of CLUSTER.nodes) {
+          const host = dataPath.find((d) => d.node === node.name)?.host;
+          assert.ok(host, `${node.name}: host side looked at`);
+          assert.deepEqual(
+            host.pings.map((p) => p.to.pod),
+            PODS.filter((p) => p.node === node.name)
+              .map((p) => `${p.namespace}/${p.name}`)
+              .sort(),
+            `${node.name}: the host pinged every pod on it`,
+          );
+          for (const p of host.pings)
+            assert.ok(p.ok, `${node.name} host -> ${p.to.pod} ${p.to.ip}: ${p.error ?? ''}`);
+          assert.ok(host.http?.tcp.ok, `${node.name} host HTTP GET: ${JSON.stringify(host.http)}`);
+          // Pod, Service and node ranges are routed in the node's namespace through its gateway port...
+          const simulated = sandbox.nodes.find((n) => n.name === node.name)!;
+          const via = (await run('ip', ['-n', simulated.netns.name, 'route', 'get', '10.97.0.10'])).stdout;
+          assert.match(
+            via,
+            /via \S+ dev veth[0-9a-f]{8}/,
+            `${node.name}: Service range through the gateway port`,
+          );
+        }
+        // ...and never in this machine's own namespace: nothing can leave through its default route.
+        const own = (await run('ip', ['-4', 'route', 'show'])).stdout.split('\n');
+        for (const range of [...CLUSTER.services!.cidrs, ...CLUSTER.services!.clusterCidrs])
+          assert.ok(
+            !own.some((l) => l.startsWith(range)),
+            `${range} routed in the host namespace: ${own.join('; ')}`,
+          );
+      });
+
       it('leaves no port, lease, pod namespace or ODL object behind once the pods are deleted', async () => {
         const podNamespaces = [...sandbox.kubelets.values()]
           .flatMap((k) => k.list().map((s) => s.netns?.name))
           .filter(Boolean);
         assert.equal(podNamespaces.length, PODS.length);
+        // A plain DELETE only marks each pod (Terminating): its kubelet stand-in then stops the
+        // sandbox (CNI DEL) and deletes the pod with grace 0, as kubelet does.
         for (const p of PODS) {
-          // As kubelet does for a pod being deleted: stop the sandbox (CNI DEL), then the object goes.
-          await sandbox.kubelets.get(p.node)!.stopPod(p.namespace, p.name);
           await sandbox.kube.request('DELETE', `/api/v1/namespaces/${p.namespace}/pods/${p.name}`);
         }
+        await waitFor(
+          async () => {
+            for (const p of PODS) {
+              const gone = await sandbox.kube
+                .request('GET', `/api/v1/namespaces/${p.namespace}/pods/${p.name}`)
+                .then(
+                  () => false,
+                  (err: unknown) => err instanceof KubeApiError && err.status === 404,
+                );
+              if (!gone) throw new Error(`pod ${p.namespace}/${p.name} still there`);
+            }
+            return true;
+          },
+          { timeoutMs: 30_000, what: 'the kubelet stand-ins to finish the pods deletion' },
+        );
 
         for (const node of sandbox.nodes) {
+          const ports = await bridgePorts(node.ovs.dbSocket, node.bridge);
+          // The node's gateway port stays with the node.
           assert.deepEqual(
-            await bridgePorts(node.ovs.dbSocket, node.bridge),
-            [],
-            `${node.name}: no OVS port left`,
+            ports.map((p) => p.externalIds['iface-id']),
+            [gatewayName(node.name)],
+            `${node.name}: no pod's OVS port left`,
           );
           const leases = (await readdir(node.leaseDir).catch(() => [] as string[])).filter((f) =>
             /^\d+\.\d+\.\d+\.\d+$/.test(f),
@@ -266,7 +384,12 @@ for (const profile of ['sodium', 'aluminium'] as const)
             const left = (
               ['interface', 'elanInterface', 'vpnInterface', 'elanInstance', 'vpnInstance'] as const
             ).flatMap((kind) =>
-              state.owned(kind, owner).map((e) => `${kind} ${state.table.spec(kind).nameOf(e)}`),
+              state
+                .owned(kind, owner)
+                .map((e) => state.table.spec(kind).nameOf(e))
+                // The node gateways stay with their nodes.
+                .filter((name) => !isGatewayName(name) && name !== GATEWAY_VPN)
+                .map((name) => `${kind} ${name}`),
             );
             if (left.length > 0) throw new Error(`still in ODL: ${left.join(', ')}`);
             // The nodes' records stay: their networks (every release) and k8s-node entries (Sodium).
@@ -290,6 +413,11 @@ for (const profile of ['sodium', 'aluminium'] as const)
         assert.deepEqual(after.vpns, []);
         assert.deepEqual(after.elansWithoutVpn, []);
         assert.deepEqual(after.interfacesWithoutElan, []);
+        assert.deepEqual(
+          after.gateways.map((g) => g.node),
+          CLUSTER.nodes.map((n) => n.name),
+          'the node gateways stay',
+        );
         assert.deepEqual(
           after.nodeNetworks.map((n) => n.subnets).sort(),
           CLUSTER.nodes.map((n) => [n.podCidr]).sort(),

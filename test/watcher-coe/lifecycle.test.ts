@@ -15,6 +15,7 @@ import {
   createPod,
   createService,
   createSlice,
+  deletePod,
   readCoe,
   replaceSlice,
   setPodIp,
@@ -263,7 +264,7 @@ for (const target of TARGETS) {
     });
 
     it('removes what goes: a pod, a slice, a Service with its endpoints, a node', async () => {
-      await env.core.deleteNamespacedPod({ name: 'a0', namespace: 'alpha' });
+      await deletePod(env, 'alpha', 'a0');
       await env.discovery.deleteNamespacedEndpointSlice({ name: 'web-1', namespace: 'alpha' });
       await env.core.deleteNamespacedService({ name: 'db', namespace: 'alpha' });
       await env.core.deleteNode({ name: 'node-b' });

@@ -70,7 +70,7 @@ describe('odlcoe-watcher --backend coe-northbound', () => {
     );
     const w = watcher;
 
-    await waitFor(() => w.port() !== undefined, { what: 'the ops server', timeoutMs: 30_000 });
+    await w.started();
     await waitFor(async () => (await w.scrape('/readyz')).status === 200, {
       what: 'the watcher to be ready',
       timeoutMs: 30_000,

@@ -24,6 +24,7 @@ import {
   createPod,
   createService,
   createSlice,
+  deletePod,
   readCoe,
   settle,
   slice,
@@ -221,8 +222,8 @@ for (const target of TARGETS) {
     it('removes at start-up what went while it was down', async () => {
       await w!.close();
       w = undefined;
-      await env.core.deleteNamespacedPod({ name: 'a1', namespace: 'alpha' });
-      await env.core.deleteNamespacedPod({ name: 'a2', namespace: 'alpha' });
+      await deletePod(env, 'alpha', 'a1');
+      await deletePod(env, 'alpha', 'a2');
       const oldA2 = uid.a2;
       uid.a2 = await createPod(env, 'alpha', 'a2', 'node-a', { ip: '10.244.1.12' }); // same name, new pod
       await env.core.deleteNamespacedService({ name: 'db', namespace: 'alpha' });

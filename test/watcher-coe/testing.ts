@@ -30,6 +30,7 @@ export { waitFor };
 export {
   createNamespace,
   createPod,
+  deletePod,
   logger,
   RecordedEvents,
   setPodIp,

@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test';
 import type { Profile } from '../../src/netvirt/profile.js';
 import type { Dialect } from '../../src/restconf/path.js';
 import { stopPid } from '../helpers/processes.js';
-import { startEnv, waitFor, writeCount, type Env } from './testing.js';
+import { startEnv, writeCount, type Env } from './testing.js';
 import { baseArgs, startWatcherProcess, type WatcherProcess } from './watcher-process.js';
 
 const untold = (args: string[]) => {
@@ -66,10 +66,7 @@ describe('odlcoe-watcher detects the ODL release', { timeout: 120_000 }, () => {
       cleanups.push(async () => {
         if (w.child.pid) await stopPid(w.child.pid);
       });
-      await waitFor(() => entries(w).some((e) => e.message === 'ODL models'), {
-        what: 'the models log line',
-        timeoutMs: 60_000,
-      });
+      await w.started(); // the models are logged before the ops server listens
       const line = entries(w).find((e) => e.message === 'ODL models');
       assert.deepEqual(
         {

@@ -14,6 +14,7 @@ import {
   createNamespace,
   createNode,
   createPod,
+  deleteNamespace,
   deletePod,
   metricValue,
   readOdl,
@@ -125,7 +126,7 @@ describe('foreign ODL objects', () => {
 
     // The pods and namespaces that wanted the names go: the foreign objects stay as they were.
     await deletePod(env, 'alpha', 'web');
-    await env.core.deleteNamespace({ name: 'beta' });
+    await deleteNamespace(env, 'beta');
     await waitFor(async () => !(await readOdl(env))['vpn-interface'].some((e) => e.name === 'beta:api'), {
       what: 'beta:api to go',
     });

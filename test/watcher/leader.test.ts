@@ -10,7 +10,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { stopPid } from '../helpers/processes.js';
-import { createNamespace, createNode, createPod, readOdl, startEnv, waitFor, type Env } from './testing.js';
+import {
+  createNamespace,
+  createNode,
+  createPod,
+  deletePod,
+  readOdl,
+  startEnv,
+  waitFor,
+  type Env,
+} from './testing.js';
 import { baseArgs, startWatcherProcess, type WatcherProcess } from './watcher-process.js';
 
 interface Replica extends WatcherProcess {
@@ -81,17 +90,18 @@ describe('two watcher replicas on one Lease', () => {
 
     const r1 = startReplica(env, dir, 'replica-1');
     cleanups.push(() => stopPid(r1.child.pid ?? -1));
+    await r1.started();
     await waitFor(async () => (await holder(env)) === 'replica-1', {
       what: 'replica-1 to lead',
       timeoutMs: 30_000,
     });
     const r2 = startReplica(env, dir, 'replica-2');
     cleanups.push(() => stopPid(r2.child.pid ?? -1));
+    await r2.started();
 
     const vpnInterfaces = async () => (await readOdl(env))['vpn-interface'].map((e) => e.name).sort();
     await waitFor(async () => (await vpnInterfaces()).length === 1, { what: 'p0 in ODL', timeoutMs: 30_000 });
     // The standby is ready (warm caches), and writes nothing.
-    await waitFor(() => r2.port() !== undefined, { what: 'replica-2 ops server', timeoutMs: 30_000 });
     await waitFor(async () => (await r2.scrape('/readyz')).status === 200, {
       what: 'replica-2 ready',
       timeoutMs: 30_000,
@@ -106,7 +116,7 @@ describe('two watcher replicas on one Lease', () => {
     r1.child.kill('SIGKILL');
     await r1.exited; // from here on, whatever changes in ODL is the standby's doing
     await createPod(env, 'apps', 'p2', 'node-a', { ip: '10.252.1.12' });
-    await env.core.deleteNamespacedPod({ name: 'p0', namespace: 'apps' });
+    await deletePod(env, 'apps', 'p0');
     await waitFor(async () => (await holder(env)) === 'replica-2', {
       what: 'replica-2 to lead',
       timeoutMs: 30_000,

@@ -3,13 +3,16 @@
  * began just before the lease was lost and is retrying through an ODL outage (the client's
  * own retries: up to 10 attempts, waits up to 15 s) must be abandoned with the term, not land
  * once ODL recovers, possibly after the new leader wrote the same entry.
+ *
+ * A term that loses the lease while it still reads ODL (its start) starts no work queue when
+ * the read answers: the next term, once the lease is back, is the only one that runs.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createRegistry } from '../../src/common/metrics.js';
-import type { Watcher } from '../../src/watcher/watcher.js';
+import type { Watcher, WatcherOptions } from '../../src/watcher/watcher.js';
 import {
   createNamespace,
   createNode,
@@ -27,6 +30,68 @@ import {
 
 const LEASE = 'odlcoe-lease-loss';
 
+/**
+ * A proxy in front of ODL: `intercept` answers or keeps a request itself (returns true), or
+ * lets it through (false); `forward` sends one on to ODL, also later.
+ */
+async function startOdlProxy(
+  odlUrl: string,
+  intercept: (req: http.IncomingMessage, res: http.ServerResponse, forward: () => void) => boolean,
+): Promise<http.Server> {
+  const target = new URL(odlUrl);
+  const proxy = http.createServer((req, res) => {
+    const forward = () => {
+      const upstream = http.request(
+        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    };
+    if (!intercept(req, res, forward)) forward();
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return proxy;
+}
+
+async function stopProxy(proxy: http.Server | undefined): Promise<void> {
+  proxy?.closeAllConnections();
+  await new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve()) : resolve()));
+}
+
+function viaProxy(proxy: http.Server): WatcherOptions['odl'] {
+  return {
+    baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    auth: { kind: 'basic', user: 'admin', password: 'admin' },
+    timeoutMs: 30_000,
+  };
+}
+
+/**
+ * Another replica holds the Lease (for an hour), or nobody does (released). Read and replaced
+ * again when the watcher renewed it in between (409).
+ */
+async function setHolder(env: Env, name: string, holder: 'other-replica' | ''): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    const lease = await env.coordination.readNamespacedLease({ name, namespace: 'default' });
+    lease.spec = {
+      ...lease.spec,
+      holderIdentity: holder,
+      renewTime: new Date(),
+      leaseDurationSeconds: holder === '' ? 1 : 3600,
+    };
+    try {
+      await env.coordination.replaceNamespacedLease({ name, namespace: 'default', body: lease });
+      return;
+    } catch (err) {
+      if ((err as { code?: number }).code !== 409 || attempt >= 10) throw err;
+    }
+  }
+}
+
 describe('watcher losing its lease during a retried write', () => {
   let env: Env;
   let proxy: http.Server;
@@ -38,31 +103,18 @@ describe('watcher losing its lease during a retried write', () => {
 
   before(async () => {
     env = await startEnv({ profile: 'sodium', dialect: 'rfc8040' });
-    const target = new URL(env.emu.url);
-    proxy = http.createServer((req, res) => {
-      if (failDeletes && req.method === 'DELETE') {
-        refusedDeletes += 1;
-        res.writeHead(503, { 'content-type': 'application/json' });
-        res.end('{}');
-        return;
-      }
-      const upstream = http.request(
-        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      upstream.on('error', () => res.destroy());
-      req.pipe(upstream);
+    proxy = await startOdlProxy(env.emu.url, (req, res) => {
+      if (!failDeletes || req.method !== 'DELETE') return false;
+      refusedDeletes += 1;
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end('{}');
+      return true;
     });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   });
 
   after(async () => {
     await watcher?.close({ abrupt: true });
-    proxy?.closeAllConnections();
-    await new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve()) : resolve()));
+    await stopProxy(proxy);
     await env?.close();
   });
 
@@ -72,11 +124,7 @@ describe('watcher losing its lease during a retried write', () => {
       { gracePeriodMs: 60_000 },
       {
         // The production retry policy: without the term's signal its retries outlive the term.
-        odl: {
-          baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
-          auth: { kind: 'basic', user: 'admin', password: 'admin' },
-          timeoutMs: 10_000,
-        },
+        odl: { ...viaProxy(proxy), timeoutMs: 10_000 },
         registry,
         leaderElection: {
           namespace: 'default',
@@ -113,13 +161,7 @@ describe('watcher losing its lease during a retried write', () => {
     // Another replica takes the lease.
     const lease = await env.coordination.readNamespacedLease({ name: LEASE, namespace: 'default' });
     assert.equal(lease.spec?.holderIdentity, 'me');
-    lease.spec = {
-      ...lease.spec,
-      holderIdentity: 'other-replica',
-      renewTime: new Date(),
-      leaseDurationSeconds: 3600,
-    };
-    await env.coordination.replaceNamespacedLease({ name: LEASE, namespace: 'default', body: lease });
+    await setHolder(env, LEASE, 'other-replica');
     await waitFor(() => !w.isLeader(), { what: 'leadership lost', timeoutMs: 20_000 });
     const writesAtLoss = writeCount(env);
 
@@ -140,4 +182,86 @@ describe('watcher losing its lease during a retried write', () => {
     assert.equal((await readOdl(env))['vpn-interface'].length, 1, 'the vpn-interface is still in ODL');
     assert.equal(w.isLeader(), false);
   });
+});
+
+describe('watcher losing its lease while its term reads ODL', () => {
+  const LEASE_AT_START = 'odlcoe-lease-loss-at-start';
+  let env: Env;
+  let proxy: http.Server;
+  let watcher: Watcher | undefined;
+  /**
+   * While set, the proxy keeps the term's read of ODL (GETs of its lists; the module list read
+   * at start-up passes) unanswered in `held`.
+   */
+  let holdReads = true;
+  const held: (() => void)[] = [];
+
+  before(async () => {
+    env = await startEnv({ profile: 'sodium', dialect: 'rfc8040' });
+    proxy = await startOdlProxy(env.emu.url, (req, _res, forward) => {
+      if (!holdReads || req.method !== 'GET' || req.url?.includes('ietf-yang-library')) return false;
+      held.push(forward);
+      return true;
+    });
+  });
+
+  after(async () => {
+    await watcher?.close({ abrupt: true });
+    await stopProxy(proxy);
+    await env?.close();
+  });
+
+  it(
+    'starts no work queue for the ended term, and the next term converges',
+    { timeout: 120_000 },
+    async () => {
+      const fatal: Error[] = [];
+      watcher = await startTestWatcher(
+        env,
+        {},
+        {
+          odl: viaProxy(proxy),
+          registry: createRegistry(),
+          leaderElection: {
+            namespace: 'default',
+            name: LEASE_AT_START,
+            identity: 'me',
+            leaseDurationMs: 3_000,
+            renewDeadlineMs: 2_000,
+            retryPeriodMs: 500,
+          },
+          onFatal: (err) => fatal.push(err),
+        },
+      );
+      const w = watcher;
+      await createNode(env, 'node-a', '192.168.2.1', '10.244.2.0/24');
+      await createNamespace(env, 'beta');
+      await waitFor(() => held.length > 0, { what: 'the first term to read ODL', timeoutMs: 20_000 });
+
+      // The lease goes to another replica while the read is unanswered, and comes back.
+      await setHolder(env, LEASE_AT_START, 'other-replica');
+      await waitFor(() => !w.isLeader(), { what: 'leadership lost', timeoutMs: 20_000 });
+      await setHolder(env, LEASE_AT_START, '');
+      await waitFor(() => w.isLeader(), { what: 'leadership regained', timeoutMs: 20_000 });
+
+      // The first term's read answers only now, after its term ended.
+      holdReads = false;
+      for (const forward of held.splice(0)) forward();
+      await w.ready();
+      await createPod(env, 'beta', 'p1', 'node-a');
+      await setPodIp(env, 'beta', 'p1', '10.244.2.2');
+      const converged = async () => (await readOdl(env))['vpn-interface'].length === 1;
+      await waitFor(async () => fatal.length > 0 || (await converged()), {
+        what: 'p1 converged by the second term',
+        timeoutMs: 20_000,
+      });
+      assert.deepEqual(
+        fatal.map((e) => e.message),
+        [],
+        'the second term started (no queue of the first one in its way)',
+      );
+      assert.ok(await converged(), 'p1 in ODL');
+      assert.equal(w.isLeader(), true);
+    },
+  );
 });

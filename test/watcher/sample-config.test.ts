@@ -50,6 +50,7 @@ describe('the shipped sample watcher configuration', () => {
     });
     exitedEarly.catch(() => undefined);
 
+    await watcher.started();
     await Promise.race([
       waitFor(async () => (await readOdl(env))['vpn-interface'].some((e) => e.name === 'apps:web'), {
         what: 'apps:web in ODL',

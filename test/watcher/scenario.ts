@@ -3,6 +3,7 @@ import {
   createNamespace,
   createNode,
   createPod,
+  deleteNamespace,
   deletePod,
   readOdl,
   setPodIp,
@@ -53,5 +54,5 @@ export async function createPods(env: Env, uids: Uids, opts: { waitForVpns?: boo
 /** Deletes a6, a7 and namespace gamma (with its pods). */
 export async function deleteSome(env: Env): Promise<void> {
   for (const p of PODS.filter((x) => x.deleted && x.ns !== 'gamma')) await deletePod(env, p.ns, p.name);
-  await env.core.deleteNamespace({ name: 'gamma' });
+  await deleteNamespace(env, 'gamma');
 }

@@ -16,6 +16,7 @@ import { createLogger, type Logger } from '../../src/common/log.js';
 import { createRegistry } from '../../src/common/metrics.js';
 import { defaultFeatures } from '../../src/emulator/netvirt-schema.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
+import { KubeClient } from '../../src/k8s/kube-client.js';
 import { startKubeSim, type KubeSim } from '../../src/kubesim/server.js';
 import type { Profile } from '../../src/netvirt/profile.js';
 import { RestconfClient } from '../../src/restconf/client.js';
@@ -25,6 +26,11 @@ import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/config/watcher
 import { startWatcher, type Watcher, type WatcherOptions } from '../../src/watcher/watcher.js';
 import type { BatchOptions } from '../../src/restconf/client.js';
 import { testBatch } from '../helpers/batching.js';
+import {
+  deletePodAsKubelet,
+  finishPodDeletion,
+  terminatePod as terminatePodAs,
+} from '../helpers/pod-deletion.js';
 import { waitFor } from '../helpers/wait.js';
 
 export { waitFor };
@@ -198,8 +204,29 @@ export async function setPodIp(
   );
 }
 
-export async function deletePod(env: Env, namespace: string, name: string): Promise<void> {
-  await env.core.deleteNamespacedPod({ name, namespace });
+/** Deletes a pod as a cluster does: marked Terminating, then removed by its kubelet (grace 0). */
+export async function deletePod(env: Pick<Env, 'kc'>, namespace: string, name: string): Promise<void> {
+  await deletePodAsKubelet(new KubeClient(env.kc), namespace, name);
+}
+
+/** `kubectl delete pod`: a pod bound to a node stays, Terminating, until `finishDeletion`. */
+export async function terminatePod(env: Pick<Env, 'kc'>, namespace: string, name: string): Promise<V1Pod> {
+  return terminatePodAs(new KubeClient(env.kc), namespace, name);
+}
+
+/**
+ * Deletes a namespace as a cluster does: it turns Terminating, the namespace controller deletes
+ * its pods (those bound to nodes stay Terminating), their kubelets finish them, then it goes.
+ */
+export async function deleteNamespace(env: Pick<Env, 'kc' | 'core'>, name: string): Promise<void> {
+  await env.core.deleteNamespace({ name });
+  const left = await env.core.listNamespacedPod({ namespace: name });
+  for (const p of left.items) await finishDeletion(env, name, p.metadata?.name ?? '');
+}
+
+/** Kubelet's last DELETE (grace 0, UID precondition) of a Terminating pod. */
+export async function finishDeletion(env: Pick<Env, 'kc'>, namespace: string, name: string): Promise<void> {
+  await finishPodDeletion(new KubeClient(env.kc), namespace, name);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,150 @@
+/**
+ * odlcoectl with Services on (`services.cidrs`): `status` shows every node gateway against the
+ * watcher's plan, `trace svc/<ns>/<name>` follows a Service's routes through the gateways and
+ * names what is missing (exit 1), and the pod trace plans the node network's pool as the
+ * watcher does with gateways on (pods from the third address).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { StatusReport } from '../../src/cli/status.js';
+import type { ServiceTraceReport } from '../../src/cli/trace/service.js';
+import type { TraceReport } from '../../src/cli/trace/index.js';
+import { netvirtPaths, type WriteOp } from '../../src/netvirt/index.js';
+import {
+  allocateRouteDistinguishers,
+  namespacesNeedingVpn,
+  translateCluster,
+} from '../../src/netvirt/index.js';
+import { desiredWrites } from '../helpers/desired-writes.js';
+import { apply, createCluster, NODES, RD_ADMINISTRATOR, startHarness, type CliHarness } from './testing.js';
+
+const CIDRS = ['--service-cidrs', '10.96.0.0/16'];
+
+describe('odlcoectl with Services on: status gateways, trace svc/<ns>/<name>', () => {
+  let h: CliHarness;
+
+  before(async () => {
+    h = await startHarness('aluminium', 'rfc8040');
+    const cluster = await createCluster(h);
+    await h.core.createNamespacedService({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'web' },
+        spec: {
+          clusterIP: '10.96.0.10',
+          clusterIPs: ['10.96.0.10'],
+          externalIPs: ['192.0.2.10'],
+          ports: [{ port: 80 }],
+        },
+      },
+    });
+    await h.core.createNamespacedService({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'db' },
+        spec: { clusterIP: 'None', clusterIPs: ['None'], ports: [{ port: 5432 }] },
+      },
+    });
+    const services = (await h.core.listServiceForAllNamespaces()).items;
+    const rds = allocateRouteDistinguishers(namespacesNeedingVpn(cluster.pods), new Map(), {
+      administrator: RD_ADMINISTRATOR,
+    }).byNamespace;
+    const desired = translateCluster(
+      {
+        ...cluster,
+        services,
+        routeDistinguishers: rds,
+        nodeSubnets: new Map(NODES.map((n) => [n.name, n.subnet])),
+      },
+      { ...h.settings, rdAdministrator: RD_ADMINISTRATOR, serviceCidrs: ['10.96.0.0/16'] },
+    );
+    assert.equal(desired.vpnInterfaces.has('odlcoe-gw.node-a'), true, 'the gateways are planned');
+    await apply(
+      h,
+      desiredWrites(h.profile, desired).map((w) => w.op),
+    );
+  });
+  after(async () => h?.close());
+
+  it('status: every gateway complete with its Service routes (exit 0)', async () => {
+    const res = await h.run([...CIDRS, 'status', '-o', 'json']);
+    const report = JSON.parse(res.stdout) as StatusReport;
+    assert.equal(res.code, 0, res.stdout);
+    assert.deepEqual(
+      report.gateways?.map((g) => [g.node, g.gateway, g.address, g.ok, g.routes]),
+      [
+        ['node-a', 'odlcoe-gw.node-a', '10.11.1.2', true, { desired: 2, inOdl: 2 }],
+        ['node-b', 'odlcoe-gw.node-b', '10.11.2.2', true, { desired: 2, inOdl: 2 }],
+      ],
+    );
+    const human = await h.run([...CIDRS, 'status']);
+    assert.match(human.stdout, /Node gateways: 2 complete, 0 not/);
+    // Without the Service ranges, status says nothing of gateways.
+    const off = JSON.parse((await h.run(['status', '-o', 'json'])).stdout) as StatusReport;
+    assert.equal(off.gateways, null);
+  });
+
+  it('trace svc: the Service IPs, their routes on every gateway via that gateway (exit 0)', async () => {
+    const res = await h.run([...CIDRS, 'trace', 'svc/default/web', '-o', 'json']);
+    const report = JSON.parse(res.stdout) as ServiceTraceReport;
+    assert.equal(res.code, 0, res.stdout);
+    assert.equal(report.verdict, 'ok');
+    assert.deepEqual(report.routes, ['10.96.0.10/32', '192.0.2.10/32']);
+    assert.deepEqual(
+      report.gateways.map((g) => [
+        g.gateway,
+        g.serviceRoutes.map((r) => `${r.prefix} ${r.status} ${r.nextHops.join()}`),
+      ]),
+      [
+        ['odlcoe-gw.node-a', ['10.96.0.10/32 ok 10.11.1.2', '192.0.2.10/32 ok 10.11.1.2']],
+        ['odlcoe-gw.node-b', ['10.96.0.10/32 ok 10.11.2.2', '192.0.2.10/32 ok 10.11.2.2']],
+      ],
+    );
+    const human = await h.spawn([...CIDRS, 'trace', 'svc/default/web']);
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(human.stdout, /OK: every gateway is complete/);
+  });
+
+  it('trace svc: a headless Service has no routes by design (exit 0); a missing one is a problem (exit 1)', async () => {
+    const headless = await h.run([...CIDRS, 'trace', 'svc/default/db', '-o', 'json']);
+    assert.equal(headless.code, 0);
+    assert.equal((JSON.parse(headless.stdout) as ServiceTraceReport).verdict, 'no-routes');
+    const gone = await h.run([...CIDRS, 'trace', 'svc/default/nope', '-o', 'json']);
+    assert.equal(gone.code, 1);
+    assert.match((JSON.parse(gone.stdout) as ServiceTraceReport).missing.join('\n'), /does not exist/);
+  });
+
+  it('trace svc without the Service ranges, or a bad reference: usage (exit 2)', async () => {
+    assert.equal((await h.run(['trace', 'svc/default/web'])).code, 2);
+    assert.equal((await h.run([...CIDRS, 'trace', 'svc/default'])).code, 2);
+  });
+
+  it('the pod trace plans the node network with the gateway on (no false difference)', async () => {
+    const res = await h.run([...CIDRS, 'trace', 'default/web-0', '--no-ovs', '-o', 'json']);
+    const report = JSON.parse(res.stdout) as TraceReport;
+    assert.equal(res.code, 0, JSON.stringify(report.firstProblem));
+    assert.equal(report.steps.find((s) => s.step === 'node-subnet')?.status, 'ok');
+  });
+
+  it('a gateway’s vpn-interface gone: trace svc and status name it (exit 1)', async () => {
+    const paths = netvirtPaths(h.profile);
+    const del: WriteOp = { op: 'delete', path: paths.vpnInterface('odlcoe-gw.node-b') };
+    await apply(h, [del]);
+    const res = await h.run([...CIDRS, 'trace', 'svc/default/web', '-o', 'json']);
+    const report = JSON.parse(res.stdout) as ServiceTraceReport;
+    assert.equal(res.code, 1);
+    assert.equal(report.verdict, 'problem');
+    assert.deepEqual(report.missing, [
+      'vpn-interface odlcoe-gw.node-b missing',
+      'route 10.96.0.10/32 on odlcoe-gw.node-b missing',
+      'route 192.0.2.10/32 on odlcoe-gw.node-b missing',
+    ]);
+    const human = await h.run([...CIDRS, 'trace', 'svc/default/web']);
+    assert.match(human.stdout, /MISSING OR WRONG:\n {2}vpn-interface odlcoe-gw\.node-b missing/);
+    const status = await h.run([...CIDRS, 'status', '-o', 'json']);
+    assert.equal(status.code, 1);
+    const gw = (JSON.parse(status.stdout) as StatusReport).gateways?.find((g) => g.node === 'node-b');
+    assert.equal(gw?.ok, false);
+    assert.deepEqual(gw?.routes, { desired: 2, inOdl: 0 });
+  });
+});
