@@ -20,7 +20,7 @@
  *
  *   node --import tsx bench/watcher/main.ts [--pods 10000] [--nodes 100] [--namespaces 200]
  *     [--latency 0,5] [--backends coe-northbound,netvirt] [--workers 8] [--concurrency 16]
- *     [--dialect rfc8040] [--profile sodium] [--timeout 240]
+ *     [--dialect rfc8040] [--profile sodium] [--timeout 240] [--cpu-prof <dir>]
  *
  * The emulator runs as a child process (`--latency-ms N`, URL read from its `emulator listening`
  * line), one per run; kubesim runs as one child for the whole benchmark. Both are stopped by
@@ -74,6 +74,8 @@ interface Options {
   batchedWorkers: number;
   /** The cost model of the `cost` condition; undefined: no such condition. */
   cost: { transactionMs: number; editMs: number } | undefined;
+  /** Write a V8 CPU profile of each measuring process (the watcher's) into this directory. */
+  cpuProfDir: string | undefined;
   /** Internal: run one measurement in this process against `kubeconfig`. */
   run?: { condition: Condition; kubeconfig: string };
 }
@@ -109,6 +111,7 @@ function parseOptions(): Options {
       'batch-window': { type: 'string', default: '5' },
       'batched-workers': { type: 'string', default: '256' },
       cost: { type: 'string', default: '2,0.1' },
+      'cpu-prof': { type: 'string' },
       run: { type: 'string' },
       kubeconfig: { type: 'string' },
     },
@@ -186,6 +189,7 @@ function parseOptions(): Options {
     batchWindowMs: int('batch-window', values['batch-window'], 0, 10_000),
     batchedWorkers: int('batched-workers', values['batched-workers'], 1, 4096),
     cost,
+    cpuProfDir: values['cpu-prof'],
   };
 }
 
@@ -539,6 +543,7 @@ async function runOne(o: Options, one: NonNullable<Options['run']>): Promise<voi
  */
 async function runInChild(o: Options, condition: Condition, kubeconfig: string): Promise<RunResult> {
   const args = [
+    ...(o.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', o.cpuProfDir] : []),
     '--import',
     'tsx',
     fileURLToPath(import.meta.url),

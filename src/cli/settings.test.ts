@@ -51,6 +51,7 @@ describe('odlcoectl settings', () => {
       user: 'admin',
       passwordFile: '/etc/odlcoe/odl/password',
       insecureSkipVerify: false,
+      // The watcher's write batching, as the file leaves it (the default).
       batchMaxEdits: 1,
       batchWindow: 5,
     });

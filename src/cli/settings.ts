@@ -8,7 +8,7 @@
  * the request deadline are odlcoectl's own.
  */
 import { z } from 'zod';
-import { number, oneOf, quoted, setting, type Usage } from '../common/settings-scheme.js';
+import { httpUrl, number, oneOf, quoted, setting, type Usage } from '../common/settings-scheme.js';
 import { checkWatcherValues, watcherConfigOf } from '../config/watcher-config.js';
 import { WATCHER_SCHEME, WATCHER_SETTINGS } from '../config/watcher-settings.js';
 import type { Profile } from '../netvirt/profile.js';
@@ -37,6 +37,12 @@ const CLI_SETTINGS = {
       doc: 'deadline of each request to ODL or Kubernetes, in seconds: 1..600',
     },
   ),
+  watcherMetrics: setting(httpUrl('http://localhost:9464/metrics'), {
+    flag: '--watcher-metrics <url>',
+    env: 'ODLCOE_WATCHER_METRICS_URL',
+    file: false,
+    doc: "the leading watcher's metrics endpoint (e.g. through `kubectl port-forward`): `status` shows its convergence progress",
+  }),
 };
 
 export const CLI_SCHEME = WATCHER_SCHEME.with(CLI_SETTINGS, {
@@ -69,7 +75,7 @@ export const CLI_USES: Record<'global' | 'status' | 'noFlag', readonly Usage[]> 
       CLI_SETTINGS.timeout,
     ].map((setting) => ({ setting })),
   ],
-  status: [w.leaderElection.namespace, w.leaderElection.name].map((setting) => ({
+  status: [w.leaderElection.namespace, w.leaderElection.name, CLI_SETTINGS.watcherMetrics].map((setting) => ({
     setting,
     flag: '(`status` only)',
   })),
@@ -111,6 +117,7 @@ export function resolveSettings(flags: GlobalFlags, env: NodeJS.ProcessEnv = pro
     output: values.output,
     /** Per request (each RESTCONF attempt, each Kubernetes request). */
     timeoutMs: values.timeout * 1000,
+    ...(values.watcherMetrics !== undefined ? { watcherMetrics: values.watcherMetrics } : {}),
     ...(kubeconfig !== undefined ? { kubeconfig } : {}),
   };
 }

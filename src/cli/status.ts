@@ -5,6 +5,7 @@
  * current leader, and whether ODL and Kubernetes answer.
  */
 import { performance } from 'node:perf_hooks';
+import { readConvergence, type ConvergenceFigures } from '../common/convergence.js';
 import { errorMessage } from '../common/log.js';
 import type { KubeClient } from '../k8s/kube-client.js';
 import type { Decision } from '../netvirt/decision.js';
@@ -93,6 +94,11 @@ export interface StatusReport {
   gateways: GatewayCheck[] | null;
   /** Warnings the watcher recorded; null when they could not be read. */
   events: WatcherEvent[] | null;
+  /**
+   * The leading watcher's convergence progress, from its metrics endpoint (`--watcher-metrics`);
+   * null when not asked for. `progress` null: the endpoint answered without it.
+   */
+  watcher: { endpoint: string; progress: ConvergenceFigures | null; error?: string } | null;
   /** What could not be read, one line each. */
   errors: string[];
 }
@@ -234,6 +240,7 @@ export async function runStatus(
     collisions: [],
     unparsed: [],
     events: null,
+    watcher: null,
     errors: [],
   };
   let models: OdlModels | undefined;
@@ -272,6 +279,16 @@ export async function runStatus(
     }
     if (events.value) report.events = events.value;
     else report.errors.push(`Events: ${events.error ?? ''}`);
+  }
+
+  if (config.watcherMetrics !== undefined) {
+    const endpoint = config.watcherMetrics;
+    const scrape = await timed(() => readWatcherProgress(endpoint, config.timeoutMs));
+    report.watcher = { endpoint, progress: scrape.value ?? null };
+    if (scrape.error !== undefined) {
+      report.watcher.error = scrape.error;
+      report.errors.push(`watcher metrics ${endpoint}: ${scrape.error}`);
+    }
   }
 
   if (models && report.kubernetes.reachable) {
@@ -315,6 +332,27 @@ export async function runStatus(
   return { report, exitCode };
 }
 
+/** The convergence figures on a watcher's metrics endpoint (null: it exports none). */
+async function readWatcherProgress(url: string, timeoutMs: number): Promise<ConvergenceFigures | null> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  return readConvergence(await response.text()) ?? null;
+}
+
+/** One line on the leading watcher's convergence. */
+export function renderProgress(w: NonNullable<StatusReport['watcher']>): string {
+  const p = w.progress;
+  if (w.error !== undefined) return `Watcher progress: unknown (${w.endpoint}: ${w.error})`;
+  if (!p) return `Watcher progress: none exported (${w.endpoint} is not a leading watcher's metrics)`;
+  if (p.pass === null)
+    return `Watcher progress: converged (last pass: ${p.total} keys in ${p.elapsedSeconds} s, ${p.ratePerSecond} keys/s)`;
+  const eta = p.etaSeconds === null ? 'ETA unknown' : `ETA ${p.etaSeconds} s`;
+  return (
+    `Watcher progress: converging (${p.pass}, ${p.elapsedSeconds} s in): ${p.settled} of ${p.total} keys settled, ` +
+    `${p.pending} pending, ${p.ratePerSecond} keys/s, ${eta}`
+  );
+}
+
 export function renderStatus(r: StatusReport): string {
   const out: string[] = [`Cluster ${r.cluster}`];
   const reach = (what: string, x: Reachability) =>
@@ -335,6 +373,7 @@ export function renderStatus(r: StatusReport): string {
       `Leader: ${r.leader.holder ?? '(no holder)'}${r.leader.expired ? ' (EXPIRED: not renewed in time, nobody leads)' : ''}` +
         `  Lease ${r.leader.lease}, renewed ${r.leader.renewTime ?? 'never'}`,
     );
+  if (r.watcher) out.push(renderProgress(r.watcher));
   out.push('');
   if (r.pods === null) out.push('Pods: unknown (ODL and Kubernetes must both be readable)');
   else {

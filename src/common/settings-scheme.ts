@@ -49,6 +49,15 @@ export function text(schema: z.ZodType<string> = z.string().min(1, 'must not be 
   return { schema, fromText: asIs };
 }
 
+/** An http(s) URL; `example` shows one in the error. */
+export function httpUrl(example: string): ValueType<string> {
+  return text(
+    z.string().refine((u) => /^https?:\/\/[^/]/.test(u) && URL.canParse(u), {
+      error: (iss) => `${quoted(iss.input)} must be an http(s) URL such as ${example}`,
+    }),
+  );
+}
+
 /** A number (its schema sets the range and whether it is whole). */
 export function number<T extends number>(schema: z.ZodType<T>): ValueType<T> {
   return { schema, fromText: numberFromText };

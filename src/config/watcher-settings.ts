@@ -121,6 +121,12 @@ export const WATCHER_SETTINGS = {
     default: '10m',
     doc: 're-read ODL and reconcile every key this often; `0` disables it',
   }),
+  progressInterval: setting(duration(), {
+    flag: '--progress-interval <duration>',
+    env: 'ODLCOE_PROGRESS_INTERVAL',
+    default: '10s',
+    doc: 'log convergence progress (keys settled and pending, rate, ETA) this often while a start-up or resync converges; `0`: only when it converged',
+  }),
   workers: setting(positiveInt, {
     flag: '--workers <n>',
     env: 'ODLCOE_WORKERS',
@@ -247,6 +253,7 @@ export function watcherSettingsOf(v: WatcherValues) {
     serviceCidrs: v.services.cidrs as readonly string[],
     gracePeriodMs: v.gracePeriod,
     resyncPeriodMs: v.resyncPeriod,
+    progressIntervalMs: v.progressInterval,
     subnetPollMs: v.subnets.odlPollInterval,
     ...RETRY_AFTER,
     workers: v.workers,

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ModelValidationError } from './errors.js';
 import {
+  canonicalIp,
   cidrContains,
   clusterUuid,
   elanInstanceName,
@@ -9,6 +10,7 @@ import {
   interfaceName,
   nameUuidFromBytes,
   ownershipMarker,
+  parseCidr,
   parseOwnershipMarker,
   podMac,
   subnetId,
@@ -82,6 +84,24 @@ describe('naming rules', () => {
     assert.ok(cidrContains('10.11.1.0/24', '10.11.1.200'));
     assert.ok(!cidrContains('10.11.1.0/24', '10.11.2.1'));
     assert.ok(!cidrContains('10.11.1.0/24', 'fd00::1'));
+  });
+
+  it('answers canonical IPv4 without the parser exactly as the parser does', () => {
+    assert.ok(cidrContains('0.0.0.0/0', '255.255.255.255'));
+    assert.ok(cidrContains('10.11.1.7/32', '10.11.1.7'));
+    assert.ok(!cidrContains('10.11.1.7/32', '10.11.1.8'));
+    assert.ok(cidrContains('10.128.0.0/9', '10.255.0.1'));
+    assert.ok(!cidrContains('10.128.0.0/9', '10.127.255.255'));
+    assert.ok(!cidrContains('fd00::/8', '10.0.0.1'));
+    assert.ok(cidrContains('fd00::/8', 'fd12::1'));
+    // Forms only the parser reads still go through it.
+    assert.ok(cidrContains('8.0.0.0/8', '010.0.0.1')); // octal, as ipaddr.js reads it
+    assert.equal(canonicalIp('10.11.1.200'), '10.11.1.200');
+    assert.equal(canonicalIp('FD00:0::0001'), 'fd00::1');
+    // A parsed subnet is the caller's to keep: the next parse is not affected.
+    const first = parseCidr('10.11.0.0/16');
+    first.prefixLength = 1;
+    assert.deepEqual(parseCidr('10.11.0.0/16'), { family: 4, network: '10.11.0.0', prefixLength: 16 });
   });
 
   it('writes and parses ownership markers that fit every description limit', () => {

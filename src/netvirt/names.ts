@@ -99,8 +99,25 @@ export interface ParsedCidr {
   prefixLength: number;
 }
 
+const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
+/** Dotted-quad IPv4 as ipaddr.js prints it (no leading zeros, four parts). */
+const CANONICAL_IPV4 = new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`);
+
+/** Subnets parsed lately: pods ask for their node's subnet on every plan. */
+const parsedCidrs = new Map<string, Readonly<ParsedCidr>>();
+const PARSED_CIDRS_MAX = 4096;
+
 /** Parses a subnet; the address must be the network address (`10.11.1.0/24`, not `.5/24`). */
 export function parseCidr(cidr: string): ParsedCidr {
+  const known = parsedCidrs.get(cidr);
+  if (known) return { ...known };
+  const parsed = parseCidrUncached(cidr);
+  if (parsedCidrs.size >= PARSED_CIDRS_MAX) parsedCidrs.clear();
+  parsedCidrs.set(cidr, { ...parsed });
+  return parsed;
+}
+
+function parseCidrUncached(cidr: string): ParsedCidr {
   const slash = cidr.indexOf('/');
   const address = cidr.slice(0, slash);
   const family = slash > 0 ? isIP(address) : 0;
@@ -141,9 +158,29 @@ export function gatewayIp(podCidr: string): string {
 
 /** Whether `ip` lies inside `cidr` (same family only). */
 export function cidrContains(cidr: string, ip: string): boolean {
+  const v4 = ipv4CidrContains(cidr, ip);
+  if (v4 !== undefined) return v4;
   const [range, len] = ipaddr.parseCIDR(cidr);
   const addr = ipaddr.parse(ip);
   return addr.kind() === range.kind() && addr.match(range, len);
+}
+
+/** `cidrContains` for canonical IPv4 (a hot path: every pod's address against its node's subnet). */
+function ipv4CidrContains(cidr: string, ip: string): boolean | undefined {
+  const slash = cidr.indexOf('/');
+  const network = cidr.slice(0, slash);
+  const len = cidr.slice(slash + 1);
+  if (slash < 0 || !/^(?:[12]?[0-9]|3[0-2])$/.test(len)) return undefined;
+  if (!CANONICAL_IPV4.test(network) || !CANONICAL_IPV4.test(ip)) return undefined;
+  const bits = Number(len);
+  const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
+  return (ipv4Number(network) & mask) >>> 0 === (ipv4Number(ip) & mask) >>> 0;
+}
+
+function ipv4Number(ip: string): number {
+  let n = 0;
+  for (const part of ip.split('.')) n = n * 256 + Number(part);
+  return n;
 }
 
 /** An address as an unsigned number (for ranges and offsets). */
@@ -166,6 +203,8 @@ export function addressFromBigInt(n: bigint, family: 4 | 6): string {
 
 /** One spelling per address: RFC 5952 for IPv6, dotted quad for IPv4. */
 export function canonicalIp(ip: string): string {
+  // Kubernetes writes IPv4 addresses canonically: skip the parser for those (a hot path).
+  if (CANONICAL_IPV4.test(ip)) return ip;
   const addr = ipaddr.parse(ip);
   return addr.kind() === 'ipv6' ? (addr as ipaddr.IPv6).toRFC5952String() : addr.toString();
 }

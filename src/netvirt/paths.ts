@@ -52,7 +52,16 @@ const entry = (module: string, container: string, list: string, keyName: string)
   ],
 });
 
+const pathsByProfile = new Map<Profile, NetvirtPaths>();
+
+/** The paths of a profile (built once per profile: plans ask for them on every reconcile). */
 export function netvirtPaths(profile: Profile): NetvirtPaths {
+  let paths = pathsByProfile.get(profile);
+  if (!paths) pathsByProfile.set(profile, (paths = buildPaths(profile)));
+  return paths;
+}
+
+function buildPaths(profile: Profile): NetvirtPaths {
   const ifs = entry('ietf-interfaces', 'interfaces', 'interface', 'name');
   const elans = entry('elan', 'elan-instances', 'elan-instance', 'elan-instance-name');
   const elanIfs = entry('elan', 'elan-interfaces', 'elan-interface', 'name');

@@ -6,10 +6,10 @@
 import { z } from 'zod';
 import {
   boolean,
+  httpUrl,
   duration,
   number,
   oneOf,
-  quoted,
   setting,
   text,
   type ValueType,
@@ -19,11 +19,7 @@ import { loadRestconfAuth, ODL_PASSWORD_ENV, ODL_TOKEN_ENV, type RestconfAuth } 
 import type { RestconfClientOptions } from './client.js';
 import { DIALECTS } from './path.js';
 
-const httpUrl = text(
-  z.string().refine((u) => /^https?:\/\/[^/]/.test(u) && URL.canParse(u), {
-    error: (iss) => `${quoted(iss.input)} must be an http(s) URL such as http://odl:8181`,
-  }),
-);
+const odlUrl = httpUrl('http://odl:8181');
 
 /**
  * The `odl` settings. `path` validates file names (the agent wants absolute ones), `pathRule`
@@ -31,7 +27,7 @@ const httpUrl = text(
  */
 export function odlConnectionSettings(path: ValueType<string> = text(), pathRule = '') {
   return {
-    url: setting(httpUrl, {
+    url: setting(odlUrl, {
       flag: '--odl-url <url>',
       env: 'ODLCOE_ODL_URL',
       required: true,

@@ -161,6 +161,16 @@ export class WatcherMetrics {
     mark(this.foreign, state === 'foreign');
   }
 
+  /** ODL objects needed and applied, over every kind. */
+  objectTotals(): { desired: number; applied: number } {
+    const total = (map: Map<string, Set<string>>) => {
+      let n = 0;
+      for (const set of map.values()) n += set.size;
+      return n;
+    };
+    return { desired: total(this.desired), applied: total(this.applied) };
+  }
+
   nodeSubnet(nodeUid: string, allocated: boolean): void {
     if (allocated) this.unallocated.delete(nodeUid);
     else this.unallocated.add(nodeUid);

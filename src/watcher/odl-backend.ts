@@ -97,8 +97,19 @@ export abstract class OdlBackend implements Backend {
       this.ctx.logger.info('recovered node subnet allocations', { nodes: allocations.nodes().length });
   }
 
+  private context: (NodeKeyContext & PlanContext) | undefined;
+
+  /** What plans run with; built again only when the term's subnets are (every reconcile asks). */
   protected planContext(): NodeKeyContext & PlanContext {
-    return { ...this.ctx, writer: this.writer, order: this.table, grace: this.grace, subnets: this.subnets };
+    if (this.context?.subnets !== this.subnets)
+      this.context = {
+        ...this.ctx,
+        writer: this.writer,
+        order: this.table,
+        grace: this.grace,
+        subnets: this.subnets,
+      };
+    return this.context;
   }
 
   /** Executes a key's plan: a node's with its subnet (reconcile-node.ts), any other as it is. */

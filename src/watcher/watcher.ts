@@ -15,9 +15,10 @@
  * every key reconciled and settled: nothing queued, running, failing or waiting for a
  * precondition; grace periods and slow retries of foreign names do not count), `close()`.
  */
-import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { ConvergencePass } from '../common/convergence.js';
+import { abortFanout, type AbortChild, type AbortFanout } from '../common/abort-fanout.js';
 import { Backoff, sleep } from '../common/backoff.js';
 import { createLogger, errorMessage, type Logger } from '../common/log.js';
 import { createRegistry, type Registry } from '../common/metrics.js';
@@ -41,6 +42,7 @@ import { KubeEventRecorder, type EventRecorder } from './events.js';
 import { WatcherMetrics } from './metrics.js';
 import { NetvirtBackend } from './netvirt-backend.js';
 import { keyKind, type WriteGuard } from './reconcile.js';
+import { ConvergenceProgress, type ProgressSource } from './progress.js';
 import type { BackendName, WatcherSettings, WatcherSettingsInput } from '../config/watcher-settings.js';
 
 export interface LeaderElectionOptions {
@@ -127,6 +129,13 @@ class Term {
   private readonly pending = new Map<string, number>();
   private readonly runningSince = new Map<string, number>();
   private seq = 0;
+  /** Keys that left `pending` (settled) in this term. */
+  private settledKeys = 0;
+  /** How far the term's keys are, for the convergence progress. */
+  readonly keys: ProgressSource = {
+    settled: () => this.settledKeys,
+    pending: () => this.pending.size,
+  };
   private idleWaiters: (() => void)[] = [];
   /** `kind/name` of an ODL entry → keys waiting for it to appear or go. */
   private readonly waitingFor = new Map<string, Set<string>>();
@@ -137,6 +146,22 @@ class Term {
 
   get signal(): AbortSignal {
     return this.abort.signal;
+  }
+
+  private fanout: { queueSignal: AbortSignal; children: AbortFanout } | undefined;
+
+  /**
+   * A signal for one reconcile that fires when the term or the queue ends: the RESTCONF client
+   * takes it into every request, so a write in flight or waiting for a retry stops there
+   * instead of landing after another replica took over. Per reconcile (not the term's own
+   * signal) so that the client's per-attempt listeners stay few and leave with the reconcile.
+   */
+  reconcileSignal(queueSignal: AbortSignal): AbortChild {
+    if (this.fanout?.queueSignal !== queueSignal) {
+      this.fanout?.children.dispose();
+      this.fanout = { queueSignal, children: abortFanout([this.signal, queueSignal]) };
+    }
+    return this.fanout.children.child();
   }
 
   add(key: string): void {
@@ -183,7 +208,7 @@ class Term {
   ended(key: string, settled: boolean): void {
     const since = this.runningSince.get(key) ?? 0;
     this.runningSince.delete(key);
-    if (settled && (this.pending.get(key) ?? 0) <= since) this.pending.delete(key);
+    if (settled && (this.pending.get(key) ?? 0) <= since && this.pending.delete(key)) this.settledKeys += 1;
     this.checkIdle();
   }
 
@@ -233,6 +258,12 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
   const logger = options.logger ?? createLogger('watcher');
   const registry = options.registry ?? createRegistry();
   const metrics = new WatcherMetrics(registry);
+  const progress = new ConvergenceProgress({
+    registry,
+    logger,
+    intervalMs: options.settings.progressIntervalMs,
+    objects: () => metrics.objectTotals(),
+  });
   const identity = options.leaderElection ? options.leaderElection.identity : defaultIdentity();
 
   let lastOdlAnswer: 'ok' | 'unreachable' | undefined;
@@ -317,19 +348,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     key: string,
     queueSignal: AbortSignal,
   ): Promise<ReconcileResult | void> {
-    // One signal per reconcile that fires when the term or the queue ends: the RESTCONF client
-    // takes it into every request, so a write in flight or waiting for a retry stops there
-    // instead of landing after another replica took over. Per reconcile (not the term's own
-    // signal) so that the client's per-attempt listeners stay few and leave with the reconcile.
-    const stop = new AbortController();
-    const onTermEnd = () => stop.abort(t.signal.reason ?? new Error('leader term ended'));
-    const onQueueStop = () => stop.abort(queueSignal.reason ?? new Error('work queue stopped'));
-    // Every running reconcile listens on both: up to `workers` listeners each.
-    setMaxListeners(settings.workers + 10, t.signal, queueSignal);
-    t.signal.addEventListener('abort', onTermEnd, { once: true });
-    queueSignal.addEventListener('abort', onQueueStop, { once: true });
-    if (t.signal.aborted) onTermEnd();
-    else if (queueSignal.aborted) onQueueStop();
+    const stop = t.reconcileSignal(queueSignal);
     const guard: WriteGuard = {
       signal: stop.signal,
       check() {
@@ -369,8 +388,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
       throw err;
     } finally {
       stopTimer();
-      t.signal.removeEventListener('abort', onTermEnd);
-      queueSignal.removeEventListener('abort', onQueueStop);
+      stop.release();
     }
   }
 
@@ -401,10 +419,18 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
       }
       metrics.resyncs.inc({ result: 'ok' });
       logger.info('resync: ODL re-read, every key queued', { keys });
+      trackConvergence(t, 'resync');
     } catch (err) {
       metrics.resyncs.inc({ result: 'error' });
       if (!t.signal.aborted) logger.warn('resync failed; the next one retries', { error: errorMessage(err) });
     }
+  }
+
+  function trackConvergence(t: Term, pass: ConvergencePass): void {
+    progress.begin(pass, t.keys);
+    void t.idle().then(() => {
+      if (!t.signal.aborted) progress.converged(t.keys);
+    });
   }
 
   function scheduleResync(t: Term): void {
@@ -439,6 +465,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     t.loaded = true;
     queue.start();
     logger.info('leader term started: converging', { keys, workers: settings.workers });
+    trackConvergence(t, 'start-up');
     scheduleResync(t);
     checkReady();
     t.checkIdle();
@@ -477,6 +504,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
 
   async function endTermOnce(t: Term, drain: boolean): Promise<void> {
     if (t.resyncTimer) clearTimeout(t.resyncTimer);
+    progress.stop();
     if (drain && t.queue && !t.signal.aborted) {
       logger.info('draining the work queue', { timeoutMs: settings.shutdownTimeoutMs });
       await t.queue.shutdown({ drain: true, timeoutMs: settings.shutdownTimeoutMs });

@@ -5,10 +5,15 @@
  * named, and an unreachable ODL is reported with exit 3.
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { StatusReport } from '../../src/cli/status.js';
+import { silentLogger } from '../../src/common/log.js';
+import { createRegistry } from '../../src/common/metrics.js';
 import { LeaseLock, microTime } from '../../src/k8s/lease-lock.js';
 import { netvirtPaths, putInterface } from '../../src/netvirt/index.js';
+import { ConvergenceProgress } from '../../src/watcher/progress.js';
 import { deletePodNow } from '../helpers/pod-deletion.js';
 import { apply, createCluster, createPod, programOdl, startHarness, type CliHarness } from './testing.js';
 
@@ -195,6 +200,55 @@ describe('odlcoectl status', () => {
       report.pods?.pendingPods.find((p) => p.pod === 'team-a/api-2')?.reasons[0] ?? '',
       /ietf-interface team-a:api-2 is held by a foreign object/,
     );
+  });
+
+  it("shows the leading watcher's convergence progress from its metrics endpoint", async () => {
+    const registry = createRegistry();
+    const keys = { settled: 0, pending: 40 };
+    const progress = new ConvergenceProgress({
+      registry,
+      logger: silentLogger(),
+      intervalMs: 0,
+      objects: () => ({ desired: 90, applied: 30 }),
+    });
+    const source = { settled: () => keys.settled, pending: () => keys.pending };
+    progress.begin('start-up', source);
+    keys.settled = 10;
+    keys.pending = 30;
+    progress.tick();
+    const server = http.createServer((_req, res) => {
+      void registry.metrics().then((text) => res.end(text));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
+    try {
+      const { report } = await status('--watcher-metrics', url);
+      assert.equal(report.watcher?.endpoint, url);
+      assert.equal(report.watcher?.progress?.pass, 'start-up');
+      assert.equal(report.watcher?.progress?.total, 40);
+      assert.equal(report.watcher?.progress?.settled, 10);
+      assert.equal(report.watcher?.progress?.pending, 30);
+      const human = await h.run(['status', '--watcher-metrics', url]);
+      assert.match(
+        human.stdout,
+        /^Watcher progress: converging \(start-up, [0-9.]+ s in\): 10 of 40 keys settled, 30 pending, [0-9.]+ keys\/s, ETA /m,
+      );
+      keys.settled = 40;
+      keys.pending = 0;
+      progress.converged(source);
+      const done = await h.run(['status', '--watcher-metrics', url]);
+      assert.match(done.stdout, /^Watcher progress: converged \(last pass: 40 keys in [0-9.]+ s/m);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    // Gone: reported as what could not be read (exit 3), the rest still shown.
+    const gone = await status('--watcher-metrics', url);
+    assert.equal(gone.code, 3);
+    assert.match(gone.report.watcher?.error ?? '', /./);
+    assert.ok(gone.report.errors.some((e) => e.startsWith(`watcher metrics ${url}`)));
+    assert.equal(gone.report.odl.reachable, true);
+    // Not asked for: not in the report.
+    assert.equal((await status()).report.watcher, null);
   });
 
   it('ODL unreachable: reported with the URL, exit 3; Kubernetes facts still shown', async () => {

@@ -9,7 +9,15 @@ import { after, describe, it } from 'node:test';
 import type { Profile } from '../../src/netvirt/profile.js';
 import type { Dialect } from '../../src/restconf/path.js';
 import type { Watcher } from '../../src/watcher/watcher.js';
-import { readOdl, startEnv, startTestWatcher, waitFor, writeCount, type Env } from './testing.js';
+import {
+  metricValue,
+  readOdl,
+  startEnv,
+  startTestWatcher,
+  waitFor,
+  writeCount,
+  type Env,
+} from './testing.js';
 import { createCluster, createPods, deleteSome, emptyUids } from './scenario.js';
 import { expectedOdl, maskElanTags } from './scenario-data.js';
 
@@ -66,6 +74,16 @@ describe('watcher scenario: 3 nodes, 3 namespaces, 20 pods', () => {
       await watcher.resync();
       await watcher.idle();
       assert.equal(writeCount(env), writes, 'a resync of a converged cluster must not write');
+      // The resync was a convergence pass of its own (progress gauges), and it converged.
+      const gauge = (name: string, labels: Record<string, string> = {}) =>
+        metricValue(watcher.registry, `odlcoe_watcher_${name}`, labels);
+      await waitFor(
+        async () =>
+          (await gauge('converging', { pass: 'resync' })) === 0 &&
+          (await gauge('convergence_keys', { state: 'pending' })) === 0 &&
+          (await gauge('convergence_keys', { state: 'settled' })) > 0,
+        { what: 'the resync pass to show as converged in the progress gauges', timeoutMs: 5_000 },
+      );
     });
   }
 });
