@@ -25,6 +25,7 @@ import { OdlModelsError, optionalModels, readModels, type OdlModels } from '../o
 import { Ovs } from '../ovs/ovs.js';
 import type { RestconfAuth } from '../restconf/auth.js';
 import { RestconfClient } from '../restconf/client.js';
+import { OdlOperWait, restconfOperStatus } from './odl-oper-wait.js';
 import { PodChecksumOffload } from './checksum-offload.js';
 import { CniBinDir, SHIM_SOURCE } from './cni/bin-dir.js';
 import { ipamRange, readConflistSubnet, renderConflist, writeFileAtomic } from './cni/conflist.js';
@@ -158,6 +159,12 @@ export class Agent {
     });
     this.attacher = new PodAttacher({
       checksumOffload: this.checksumOffload,
+      operWait: new OdlOperWait({
+        mode: config.odl.operWait,
+        timeoutMs: config.odl.operWaitTimeoutSeconds * 1000,
+        read: restconfOperStatus(this.restconf),
+        logger: this.logger,
+      }),
       ovs: this.ovs,
       bridge: config.ovs.bridge,
       mtu: config.cni.mtu,

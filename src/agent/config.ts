@@ -14,6 +14,7 @@ import { errorMessage } from '../common/log.js';
 import { parseCidr } from '../netvirt/names.js';
 import { ovsdbSocketPath } from '../ovs/ovs.js';
 import { profileSetting } from '../netvirt/profile.js';
+import { OPER_WAIT_MODES } from './odl-oper-wait.js';
 import { odlConnectionSettings } from '../restconf/settings.js';
 
 /**
@@ -71,6 +72,15 @@ export const AGENT_SETTINGS = {
     subnetRefreshSeconds: setting(number(z.number().int().min(5)), {
       default: 60,
       doc: 'integer ≥ 5: re-read of the subnet, re-application of the OVS set-up and the conflist',
+    }),
+    operWait: setting(oneOf(OPER_WAIT_MODES), {
+      flag: '--odl-oper-wait <mode>',
+      default: 'off',
+      doc: "whether a CNI ADD waits, after the OVS port is attached, until ODL reports the pod's interface operational (Genius `interfaces-state`, `oper-status up`): `off` (answer at once, no request to ODL), `wait` (at the timeout answer success and log a warning), `wait-and-fail` (at the timeout fail with code 105 and undo the ADD). [agent.md](agent.md#waiting-for-odl-to-see-the-port)",
+    }),
+    operWaitTimeoutSeconds: setting(number(z.number().int().min(1).max(100)), {
+      default: 10,
+      doc: '1..100: how long an ADD waits for `oper-status up` with `operWait` on; keep it below `cni.requestTimeoutSeconds` (that deadline ends the wait first, code 11)',
     }),
   },
   ovs: {

@@ -14,8 +14,9 @@ import { Counter, Gauge, Histogram, LATENCY_BUCKETS, metric, type Registry } fro
  * ADD) and `veth_create` (the pair, one `ip`) at the same time, the latter followed by
  * `checksum_offload` on a userspace datapath (one `nsenter ethtool`), `pod_config` (the pod end's
  * MAC, addresses, routes: one `nsenter ip -batch`), `ovs_add_port` (the OVSDB insert),
- * `ovs_attach` (until ovs-vswitchd reports the OpenFlow port or an error), and `rollback`
- * when it failed.
+ * `ovs_attach` (until ovs-vswitchd reports the OpenFlow port or an error), with `odl.operWait`
+ * on `odl_oper_wait` (until ODL reports the pod's interface oper-status up, or the timeout),
+ * and `rollback` when it failed.
  *
  * DEL: `ovs_del_port` (ownership check and removal in one transaction), then `veth_delete`
  * and `ipam` (host-local DEL) at the same time.
@@ -32,6 +33,7 @@ export type CniStep =
   | 'pod_config'
   | 'ovs_add_port'
   | 'ovs_attach'
+  | 'odl_oper_wait'
   | 'rollback'
   | 'ovs_del_port'
   | 'veth_delete';

@@ -15,7 +15,9 @@
  *     follow the watcher's rules (src/netvirt/names.ts podMac, gatewayIp), see podAddressing;
  *  5. add the OVS port with the external_ids Genius binds it by (`ovs_add_port`) and wait
  *     until ovs-vswitchd attached it (`ovs_attach`);
- *  6. on any failure, undo every step this request took, newest first (`rollback`).
+ *  6. with `odl.operWait` on, wait until ODL reports the pod's interface operational
+ *     (`odl_oper_wait`, src/agent/odl-oper-wait.ts);
+ *  7. on any failure, undo every step this request took, newest first (`rollback`).
  * DEL removes the OVS port (only when it is this container's), then the veth and the lease.
  * CHECK verifies all of it; GC removes every attachment the runtime no longer lists.
  */
@@ -27,6 +29,7 @@ import { podMac } from '../netvirt/names.js';
 import { EXTERNAL_ID, isPodPort } from '../ovs/external-ids.js';
 import type { Ovs, OvsPort } from '../ovs/ovs.js';
 import type { PodChecksumOffload } from './checksum-offload.js';
+import type { OdlOperWait } from './odl-oper-wait.js';
 import { CNI_ERROR, CniError } from './cni/error.js';
 import type { CniAttachment, CniRequest } from './cni/request.js';
 import type { CniResult } from './cni/result.js';
@@ -68,6 +71,8 @@ export interface PodAttacherOptions {
   pods?: PodView;
   /** Turns TX checksum offload off on the pod's interface where the datapath needs it. */
   checksumOffload?: Pick<PodChecksumOffload, 'preparePodInterface'>;
+  /** Holds the ADD until ODL reports the pod's interface operational (absent or `off`: no wait). */
+  operWait?: Pick<OdlOperWait, 'mode' | 'wait'>;
   metrics: AgentMetrics;
   logger: Logger;
 }
@@ -293,6 +298,14 @@ export class PodAttacher {
           ),
       });
       step();
+
+      const operWait = this.options.operWait;
+      if (operWait && operWait.mode !== 'off') {
+        // The last step: the port exists, so Genius can bind it. A failure here (wait-and-fail
+        // at the timeout, or the request's deadline) undoes the ADD like any other.
+        await timer.time('odl_oper_wait', () => operWait.wait(externalIds[EXTERNAL_ID.ifaceId]!, signal));
+        step();
+      }
 
       return {
         interfaces: [

@@ -74,6 +74,8 @@ interface Flags {
   record?: string;
   state?: string;
   fillParentInterface?: boolean;
+  operDelayMs?: number;
+  operStatus: boolean;
   yangPatch: boolean;
   txCostMs?: number;
   editCostMs?: number;
@@ -107,6 +109,12 @@ function parseFlags(argv: readonly string[]): Flags {
       '--fill-parent-interface',
       'fill odl-interface:parent-interface of l2vlan interfaces, as Genius does when the OVS port appears',
     )
+    .option(
+      '--oper-delay-ms <ms>',
+      'interfaces-state (oper-status up) of an interface appears this long after it got its parent interface (default 0)',
+      integerIn(0, 600_000),
+    )
+    .option('--no-oper-status', 'never publish interfaces-state, as an ODL that never sees the pod ports')
     .option('--no-yang-patch', 'refuse YANG Patch with 415, as a controller without it')
     .option(
       '--tx-cost-ms <ms>',
@@ -160,6 +168,8 @@ async function main(): Promise<void> {
     profile: flags.profile,
     features: flags.features ?? defaultFeatures(flags.profile),
     fillParentInterface: flags.fillParentInterface ?? false,
+    operDelayMs: flags.operDelayMs ?? 0,
+    operStatus: flags.operStatus,
     yangPatch: flags.yangPatch,
     costs: { transactionMs: flags.txCostMs ?? 0, editMs: flags.editCostMs ?? 0 },
     faults,

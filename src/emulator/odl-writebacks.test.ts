@@ -188,3 +188,62 @@ describe('without fillParentInterface', () => {
     assert.equal((await call(emu.url, 'GET', `${IFACES}=p1/parent-interface`)).status, 404);
   });
 });
+
+describe('interfaces-state timing (operDelayMs, operStatus)', () => {
+  const l2vlan = (name: string) => ({
+    'ietf-interfaces:interface': [{ name, type: 'iana-if-type:l2vlan', enabled: true }],
+  });
+  const stateStatus = async (emu: Emulator, name: string) =>
+    (await call(emu.url, 'GET', `${STATE}=${name}?content=nonconfig`)).status;
+
+  it('publishes a new interface’s state only after the delay, and drops a pending one when the interface goes', async () => {
+    const emu = await startQuiet({ fillParentInterface: true, operDelayMs: 400 });
+    try {
+      await call(emu.url, 'PUT', `${IFACES}=default:slow`, l2vlan('default:slow'));
+      // The parent is filled with the other write-backs; the state comes only after the delay.
+      await eventually(async () =>
+        (await call(emu.url, 'GET', `${IFACES}=default:slow/parent-interface`)).status === 200
+          ? true
+          : undefined,
+      );
+      assert.equal(await stateStatus(emu, 'default:slow'), 404, 'no state before the delay');
+      const state = await eventually(async () => {
+        const reply = await call(emu.url, 'GET', `${STATE}=default:slow?content=nonconfig`);
+        return reply.status === 200 ? (reply.json() as Record<string, Entry[]>) : undefined;
+      });
+      assert.equal(state['ietf-interfaces:interface']![0]!['oper-status'], 'up');
+
+      // Deleted before its delay ran out: the state never appears.
+      await call(emu.url, 'PUT', `${IFACES}=default:gone`, l2vlan('default:gone'));
+      await eventually(async () =>
+        (await call(emu.url, 'GET', `${IFACES}=default:gone/parent-interface`)).status === 200
+          ? true
+          : undefined,
+      );
+      await call(emu.url, 'DELETE', `${IFACES}=default:gone`);
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      assert.equal(await stateStatus(emu, 'default:gone'), 404);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  it('with operStatus false never publishes interfaces-state', async () => {
+    const emu = await startQuiet({ fillParentInterface: true, operStatus: false });
+    try {
+      await call(emu.url, 'PUT', `${IFACES}=default:never`, l2vlan('default:never'));
+      await call(emu.url, 'PUT', `${ELAN}=marker`, {
+        'elan:elan-instance': [{ 'elan-instance-name': 'marker' }],
+      });
+      await writtenBack(emu, 'marker');
+      assert.equal(
+        (await call(emu.url, 'GET', `${IFACES}=default:never/parent-interface`)).status,
+        200,
+        'the parent is still filled',
+      );
+      assert.equal(await stateStatus(emu, 'default:never'), 404);
+    } finally {
+      await emu.close();
+    }
+  });
+});

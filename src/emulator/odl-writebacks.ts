@@ -17,7 +17,11 @@ import type { Step } from './url.js';
  *   from the interface name).
  * - Genius keeps `ietf-interfaces:interfaces-state/interface` (operational) for configured
  *   interfaces that have a parent interface (in ODL: whose OVS port exists): type,
- *   admin-status, oper-status, if-index, lower-layer-if.
+ *   admin-status, oper-status, if-index, lower-layer-if. A new entry appears `operDelayMs`
+ *   after the interface got its parent (ODL takes a while to bind a port: Genius's
+ *   `InterfaceStateAddHelper` runs on the OVSDB port event, not on the config write); with
+ *   `operStatus: false` it never appears, as on an ODL whose Genius never sees the port.
+ *   An entry already published follows admin-status changes at once.
  */
 export const ELAN_TAG_FIRST = 5000;
 export const ELAN_TAG_LAST = 100_000;
@@ -97,12 +101,21 @@ export class OdlWriteBacks {
   private readonly interfaces: WatchedList;
   private readonly interfacesState: { top: ContainerNode; list: ListNode };
   private timer: NodeJS.Timeout | undefined;
+  /** Interfaces whose first interfaces-state entry waits out `operDelayMs`, by name. */
+  private readonly operTimers = new Map<string, NodeJS.Timeout>();
 
   constructor(
     schema: SchemaRoot,
     private readonly config: Datastore,
     private readonly operational: Datastore,
-    private readonly options: { fillParentInterface: boolean; logger: Logger },
+    private readonly options: {
+      fillParentInterface: boolean;
+      /** Delay of a new interfaces-state entry; 0 = with the other write-backs. */
+      operDelayMs?: number;
+      /** false: never publish interfaces-state (ODL that never sees the port). */
+      operStatus?: boolean;
+      logger: Logger;
+    },
   ) {
     this.elan = { ...lookup(schema, `${ELAN}:elan-instances`, 'elan-instance'), pending: new Set() };
     this.interfaces = { ...lookup(schema, `${IF}:interfaces`, 'interface'), pending: new Set() };
@@ -153,6 +166,8 @@ export class OdlWriteBacks {
   cancel(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    for (const timer of this.operTimers.values()) clearTimeout(timer);
+    this.operTimers.clear();
   }
 
   private schedule(): void {
@@ -219,11 +234,29 @@ export class OdlWriteBacks {
       );
       entry = this.entries(this.interfaces).get(name)!;
     }
-    const parent = entry.get(parentLeaf);
-    if (typeof parent !== 'string') {
+    if (typeof entry.get(parentLeaf) !== 'string' || this.options.operStatus === false) {
       this.removeInterfaceState(name);
       return;
     }
+    const delay = this.options.operDelayMs ?? 0;
+    if (delay <= 0 || this.entries(this.interfacesState, this.operational).has(name)) {
+      this.publishInterfaceState(name);
+      return;
+    }
+    if (this.operTimers.has(name)) return;
+    const timer = setTimeout(() => {
+      this.operTimers.delete(name);
+      this.publishInterfaceState(name);
+    }, delay);
+    timer.unref();
+    this.operTimers.set(name, timer);
+  }
+
+  /** Writes the interfaces-state entry of configured interface `name` from its config now. */
+  private publishInterfaceState(name: string): void {
+    const entry = this.entries(this.interfaces).get(name);
+    const parent = entry?.get(`${ODL_IF}:parent-interface`);
+    if (!entry || typeof parent !== 'string') return;
     let ifIndex = this.ifIndexes.get(name);
     if (ifIndex === undefined) {
       ifIndex = this.nextIfIndex++;
@@ -242,6 +275,9 @@ export class OdlWriteBacks {
   }
 
   private removeInterfaceState(name: string): void {
+    const timer = this.operTimers.get(name);
+    if (timer) clearTimeout(timer);
+    this.operTimers.delete(name);
     this.ifIndexes.delete(name);
     const state = this.entries(this.interfacesState, this.operational).get(name);
     if (state) this.operational.delete(this.entrySteps(this.interfacesState, state), name);

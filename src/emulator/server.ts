@@ -60,6 +60,13 @@ export interface EmulatorOptions {
   stateFile?: string;
   /** ODL write-back: fill `odl-interface:parent-interface` of l2vlan interfaces. */
   fillParentInterface?: boolean;
+  /**
+   * ODL write-back: interfaces-state (operational, oper-status up) of an interface with a parent
+   * appears this many ms after it got the parent (default 0: with the other write-backs).
+   */
+  operDelayMs?: number;
+  /** false: never publish interfaces-state, as an ODL whose Genius never sees the port. */
+  operStatus?: boolean;
   /** Accept YANG Patch (default true); false answers it 415, as a controller without it. */
   yangPatch?: boolean;
   /**
@@ -232,6 +239,8 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   }
   const writeBacks = new OdlWriteBacks(schema, config, operational, {
     fillParentInterface: options.fillParentInterface ?? false,
+    operDelayMs: options.operDelayMs ?? 0,
+    operStatus: options.operStatus ?? true,
     logger,
   });
   writeBacks.rebuild();

@@ -9,6 +9,8 @@ import type { Profile } from './profile.js';
 export interface NetvirtPaths {
   interfaces(): DataPath;
   interface(name: string): DataPath;
+  /** Genius's operational state of an interface (operational datastore only; same on every release). */
+  interfaceState(name: string): DataPath;
   elanInstances(): DataPath;
   elanInstance(name: string): DataPath;
   elanInterfaces(): DataPath;
@@ -63,6 +65,7 @@ export function netvirtPaths(profile: Profile): NetvirtPaths {
 
 function buildPaths(profile: Profile): NetvirtPaths {
   const ifs = entry('ietf-interfaces', 'interfaces', 'interface', 'name');
+  const ifStates = entry('ietf-interfaces', 'interfaces-state', 'interface', 'name');
   const elans = entry('elan', 'elan-instances', 'elan-instance', 'elan-instance-name');
   const elanIfs = entry('elan', 'elan-interfaces', 'elan-interface', 'name');
   const vpns = entry(vpnModule(profile), 'vpn-instances', 'vpn-instance', 'vpn-instance-name');
@@ -77,6 +80,7 @@ function buildPaths(profile: Profile): NetvirtPaths {
   return {
     interfaces: ifs.all,
     interface: ifs.one,
+    interfaceState: ifStates.one,
     elanInstances: elans.all,
     elanInstance: elans.one,
     elanInterfaces: elanIfs.all,

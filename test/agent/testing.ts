@@ -11,12 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
-import { silentLogger } from '../../src/common/log.js';
+import { silentLogger, type Logger } from '../../src/common/log.js';
 import { createRegistry } from '../../src/common/metrics.js';
 import { Agent } from '../../src/agent/agent.js';
 import { buildAgentConfig, type AgentConfig } from '../../src/agent/config.js';
 import type { EmulatorFeature } from '../../src/emulator/netvirt-schema.js';
-import { startEmulator, type Emulator } from '../../src/emulator/server.js';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
 import { dhcpNetworkEntry } from '../../src/netvirt/dhcp.js';
 import { translateNodeNetwork } from '../../src/netvirt/node-network.js';
 import type { Profile } from '../../src/netvirt/profile.js';
@@ -99,8 +99,11 @@ export interface AgentSurroundings {
   close(): Promise<void>;
 }
 
+/** The emulator's ODL behaviour a test can choose (Genius write-backs and their timing). */
+export type EmulatorWriteBacks = Pick<EmulatorOptions, 'fillParentInterface' | 'operDelayMs' | 'operStatus'>;
+
 export async function startAgentSurroundings(
-  opts: { profile?: Profile; features?: readonly EmulatorFeature[] } = {},
+  opts: { profile?: Profile; features?: readonly EmulatorFeature[]; emulator?: EmulatorWriteBacks } = {},
 ): Promise<AgentSurroundings> {
   const dir = await mkdtemp(join(tmpdir(), 'odlcoe-agent-it-'));
   const closers: (() => Promise<void>)[] = [() => rm(dir, { recursive: true, force: true })];
@@ -129,6 +132,7 @@ export async function startAgentSurroundings(
       port: 0,
       profile: opts.profile ?? 'sodium',
       ...(opts.features ? { features: opts.features } : {}),
+      ...opts.emulator,
       logger: silentLogger(),
     });
     closers.push(() => odl.close());
@@ -237,7 +241,9 @@ export interface TestNode {
  * One node with real OVS and the shim. Sodium (default): the subnet in the node's k8s-node
  * entry (a cluster converged before node networks); Aluminium: in its node network only.
  */
-export async function startTestNode(opts: { profile?: Profile } = {}): Promise<TestNode> {
+export async function startTestNode(
+  opts: { profile?: Profile; emulator?: EmulatorWriteBacks; logger?: Logger } = {},
+): Promise<TestNode> {
   const world = await startAgentSurroundings(opts);
   const { dir, sim, odl } = world;
   const cleanups: (() => Promise<void>)[] = [() => world.close()];
@@ -292,7 +298,7 @@ export async function startTestNode(opts: { profile?: Profile } = {}): Promise<T
           // What `cni.binDir` gets, when a test sets it (the agent runs from source here).
           shimSource: shim,
           registry: createRegistry('odlcoe_agent_'),
-          logger: silentLogger(),
+          logger: opts.logger ?? silentLogger(),
           odlAuth: { kind: 'basic', user: 'admin', password: 'admin' },
         });
         await agent.start();

@@ -20,6 +20,8 @@ export const CNI_ERROR = {
   ipam: 102,
   podInterface: 103,
   staleRequest: 104,
+  /** ODL did not report the pod's interface operational in time (odl.operWait wait-and-fail). */
+  odlInterface: 105,
 } as const;
 
 export type CniErrorCode = (typeof CNI_ERROR)[keyof typeof CNI_ERROR];
