@@ -19,6 +19,9 @@ import { loadRestconfAuth, ODL_PASSWORD_ENV, ODL_TOKEN_ENV, type RestconfAuth } 
 import type { RestconfClientOptions } from './client.js';
 import { DIALECTS } from './path.js';
 
+/** How long a batch stays open after its first edit, when the setting is absent. */
+const DEFAULT_BATCH_WINDOW_MS = 5;
+
 const odlUrl = httpUrl('http://odl:8181');
 
 /**
@@ -89,7 +92,7 @@ export function odlConnectionSettings(path: ValueType<string> = text(), pathRule
     batchWindow: setting(duration(), {
       flag: '--odl-batch-window <duration>',
       env: 'ODLCOE_ODL_BATCH_WINDOW',
-      default: '5ms',
+      default: `${DEFAULT_BATCH_WINDOW_MS}ms`,
       doc: 'batched writes: a batch is sent at most this long after its first edit arrived',
     }),
   };
@@ -132,7 +135,7 @@ export function restconfClientOptions(
     ...(auth ? { auth } : {}),
     ...(odl.timeout !== undefined ? { timeoutMs: odl.timeout } : {}),
     ...(odl.batchMaxEdits !== undefined && odl.batchMaxEdits > 1
-      ? { batch: { maxEdits: odl.batchMaxEdits, windowMs: odl.batchWindow ?? 5 } }
+      ? { batch: { maxEdits: odl.batchMaxEdits, windowMs: odl.batchWindow ?? DEFAULT_BATCH_WINDOW_MS } }
       : {}),
     ...(odl.caFile !== undefined || odl.insecureSkipVerify
       ? {
