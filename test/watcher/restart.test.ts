@@ -63,7 +63,9 @@ describe('watcher restarts', () => {
     const env = await startEnv({
       profile: 'sodium',
       dialect: 'bierman02',
-      emulator: { faults: { latencyMs: 5 } },
+      // Slow enough that the kill lands mid-way whatever the machine's speed: about 70 creates
+      // by 8 workers take ~9 round trips, and the kill follows the 25th write by one poll.
+      emulator: { faults: { latencyMs: 50 } },
     });
     cleanups.push(() => env.close());
     const uids = emptyUids();
