@@ -1,4 +1,5 @@
 /** The ODL model: types, bodies, paths, parsers, naming, translation, owned-leaf diff, kinds. */
+export * from './attachments.js';
 export * from './canonical.js';
 export * from './coe/diff.js';
 export * from './coe/model.js';
