@@ -1,9 +1,15 @@
 /**
- * Node gateways under the coe-northbound backend: with service ranges configured, the watcher
+ * What NetVirt Sodium's COE renderer needs beyond pod entries, under the coe-northbound backend.
+ *
+ * Node gateways: with service ranges configured, the watcher
  * writes one `pod:coe/pods` entry per node gateway, in the form NetVirt Sodium's COE renderer
  * needs to make the gateway port a service gateway (src/netvirt/coe/gateway.ts). Real kubesim,
  * real emulator (which validates every body against the model), both dialects; after each step
  * ODL's pods list equals a hand-written expected set.
+ *
+ * Pod names: the renderer names a pod's interface `<cluster-id>:<pod name>`, so of two pods of one
+ * name in different namespaces only the first may be on the network; the other is reported, and
+ * takes the name over once the first goes.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -13,6 +19,7 @@ import {
   createNamespace,
   createNode,
   createPod,
+  deletePod,
   readCoe,
   settle,
   startCoeWatcher,
@@ -116,6 +123,50 @@ for (const target of TARGETS) {
         1,
         'pod entries stay',
       );
+    });
+  });
+}
+
+for (const target of TARGETS) {
+  describe(`coe-northbound pod names across namespaces (${target.profile}, ${target.dialect})`, () => {
+    let env: Env;
+    let w: CoeWatcher | undefined;
+
+    before(async () => {
+      env = await startEnv(target);
+    });
+    after(async () => {
+      await w?.close();
+      await env?.close();
+    });
+
+    const podEntries = async () =>
+      (await readCoe(env)).pods.map((p) => `${String(p['network-NS'])}/${String(p.name)}`).sort();
+
+    it('lets the first pod of a name on the network and reports the other on its pod', async () => {
+      await createNode(env, 'node-a', '192.168.10.11', { podCIDR: '10.244.1.0/24' });
+      await createNamespace(env, 'alpha');
+      await createNamespace(env, 'beta');
+      await createPod(env, 'alpha', 'web-0', 'node-a', { ip: '10.244.1.10' });
+      await createPod(env, 'beta', 'web-0', 'node-a', { ip: '10.244.1.11' });
+      await createPod(env, 'beta', 'db-0', 'node-a', { ip: '10.244.1.12' });
+      w = await startCoeWatcher(env);
+      await settle(w);
+      assert.deepEqual(await podEntries(), ['alpha/web-0', 'beta/db-0']);
+      const event = w.events.events.find(
+        (e) => e.reason === 'InvalidForOdl' && e.object.namespace === 'beta',
+      );
+      assert.equal(event?.object.name, 'web-0', JSON.stringify(w.events.events));
+      assert.match(event?.message ?? '', /already on the network in namespace alpha/);
+    });
+
+    it('hands the name to the other pod once the first goes', async () => {
+      await deletePod(env, 'alpha', 'web-0');
+      await settle(w!, () => !w!.watcher.view.pod('alpha', 'web-0'));
+      await waitFor(async () => (await podEntries()).includes('beta/web-0'), {
+        what: 'beta/web-0 written once alpha/web-0 is gone',
+      });
+      assert.deepEqual(await podEntries(), ['beta/db-0', 'beta/web-0']);
     });
   });
 }

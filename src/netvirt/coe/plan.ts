@@ -5,6 +5,7 @@
  */
 import type { V1EndpointSlice, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import { ModelValidationError } from '../errors.js';
+import { podNetworkEligibility } from '../kube.js';
 import { planNode, type NodePlanInputs } from '../plan-node.js';
 import { absent, keep, present, type EntryPlan, type KeyPlan, type KubeObjectRef } from '../plan.js';
 import { COE_GATEWAY_NAMESPACE, translateCoeGateway } from './gateway.js';
@@ -30,6 +31,8 @@ export interface CoePlanInputs extends NodePlanInputs {
   /** Uids of the services entries ODL holds named `<namespace>/<name>`. */
   coeServicesNamed(namespace: string, name: string): string[];
   hasCoePod(uid: string): boolean;
+  /** Every pod of this name, in any namespace (the renderer's interface names ignore namespaces). */
+  podsNamed(name: string): V1Pod[];
   hasCoeService(uid: string): boolean;
 }
 
@@ -45,6 +48,21 @@ const serviceGone = (uid: string, why: string): EntryPlan[] => [
 ];
 
 /**
+ * Which of the pods named `name` may be on the network: NetVirt Sodium's COE renderer names a
+ * pod's interface `<cluster-id>:<pod name>`, so pods of one name in several namespaces would share
+ * one interface (and one OVS iface-id). The one created first holds the name (ties: the first
+ * namespace in name order); undefined when none is on the pod network.
+ */
+export function podNameHolder(pods: readonly V1Pod[]): V1Pod | undefined {
+  const on = pods.filter((p) => podNetworkEligibility(p).onNetwork);
+  const created = (p: V1Pod) => new Date(p.metadata?.creationTimestamp ?? 0).getTime();
+  return on.sort(
+    (a, b) =>
+      created(a) - created(b) || (a.metadata?.namespace ?? '').localeCompare(b.metadata?.namespace ?? ''),
+  )[0];
+}
+
+/**
  * `pod/<ns>/<name>`: entries of earlier pods of this name go (NetVirt derives the interface name
  * `<cluster-id>:<pod>` from both, and a removal processed after the new pod's addition would delete the
  * new interface); then the pod's own entry is present, absent, or (no IP or node yet) kept.
@@ -53,6 +71,21 @@ export function planCoePod(key: string, namespace: string, name: string, inputs:
   const pod = inputs.pod(namespace, name);
   const current = pod?.metadata?.uid;
   const involved: KubeObjectRef = { kind: 'Pod', namespace, name, ...(current ? { uid: current } : {}) };
+  if (pod && podNetworkEligibility(pod).onNetwork) {
+    const holder = podNameHolder(inputs.podsNamed(name));
+    if (holder && holder !== pod && holder.metadata?.namespace !== namespace)
+      return {
+        key,
+        involved,
+        entries: [],
+        facts: [
+          {
+            fact: 'untranslatable',
+            message: `pod name ${name} is already on the network in namespace ${holder.metadata?.namespace ?? '?'}: NetVirt Sodium's COE renderer names a pod's interface <cluster-id>:<pod name>, so under the coe-northbound backend only one pod of a name can be on the network (the netvirt backend has no such limit)`,
+          },
+        ],
+      };
+  }
   let t: CoePodTranslation;
   if (!pod) t = { state: 'absent', reason: 'pod is gone' };
   else {

@@ -19,6 +19,7 @@ import type { ClusterChange, OptionalResource } from '../cluster-view.js';
 import type { EntryChange } from '../entry-cache.js';
 import { OdlBackend } from '../odl-backend.js';
 import { coeKeysFor } from './keys.js';
+import { PodNames } from './pod-names.js';
 import { ServiceSlices } from './service-slices.js';
 
 export class CoeNorthboundBackend extends OdlBackend {
@@ -26,6 +27,8 @@ export class CoeNorthboundBackend extends OdlBackend {
   override readonly resources: readonly OptionalResource[] = ['services', 'endpointslices'];
   /** Which EndpointSlices belong to which Service. */
   readonly slices: ServiceSlices;
+  /** Which namespaces have a pod of a name (the renderer's interface names ignore namespaces). */
+  private readonly podNames: PodNames;
   private readonly inputs: CoePlanInputs;
   /** Node gateways are on when service ranges are configured (their pod entries, gateway.ts). */
   private readonly gateways: boolean;
@@ -40,6 +43,7 @@ export class CoeNorthboundBackend extends OdlBackend {
       );
     // Subscribed now, before the core maps changes to keys (see BackendContext.view).
     this.slices = new ServiceSlices(ctx.view);
+    this.podNames = new PodNames(ctx.view);
     const view = ctx.view;
     const named = (e: unknown) => namedKey(e as { networkNs?: string; name?: string });
     const podsNamed = this.cache.addIndex('coePod', named);
@@ -59,6 +63,7 @@ export class CoeNorthboundBackend extends OdlBackend {
       coePodsNamed: (ns, name) => podsNamed(`${ns}/${name}`),
       coeServicesNamed: (ns, name) => servicesNamed(`${ns}/${name}`),
       hasCoePod: (uid) => this.cache.get('coePod', uid) !== undefined,
+      podsNamed: (name) => this.podNames.podsNamed(name),
       hasCoeService: (uid) => this.cache.get('coeService', uid) !== undefined,
       nodeSubnet: (node) => this.subnets.subnetFor(node),
       nodeEntrySubnet: (node) => this.subnets.entrySubnet(node),
@@ -75,7 +80,11 @@ export class CoeNorthboundBackend extends OdlBackend {
   }
 
   keysFor(change: ClusterChange): string[] {
-    const keys = coeKeysFor(change, (nodeName) => this.ctx.view.podsOnNode(nodeName));
+    const keys = coeKeysFor(
+      change,
+      (nodeName) => this.ctx.view.podsOnNode(nodeName),
+      (name) => this.podNames.podsNamed(name),
+    );
     if (!this.gateways || change.kind !== 'node') return keys;
     const names = new Set([change.obj.metadata?.name, change.old?.metadata?.name]);
     return [...keys, ...[...names].flatMap((n) => (n ? [gatewayKey(n)] : []))];
