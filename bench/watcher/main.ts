@@ -16,11 +16,21 @@
  * - restart: a second watcher started on the converged ODL: time until idle, and its writes
  *   (expected 0);
  * - raw PUT capacity of the same emulator at the same concurrency, measured in the same run by
- *   a minimal node:http keep-alive client (the ceiling for any client at that latency).
+ *   a minimal node:http keep-alive client (the ceiling for any client at that latency);
+ * - with Services (`--services`, netvirt backend: service range 10.96.0.0/12, so every node gets
+ *   its gateway and every Service IP an extra route on every gateway): the converge time and
+ *   writes next to the same cluster without Services (`--services 0,2000`), and a churn phase
+ *   after converging: `--service-churn` more Services created one after another, with the
+ *   writes each one costs (one route per node gateway, whatever the number of namespaces: run
+ *   `--namespaces 50,200` to see it) and the time until every gateway carries its route.
+ *
+ * `--namespaces` and `--services` take lists: each combination is its own cluster shape (kubesim
+ * seeded afresh), measured under every condition.
  *
  *   node --import tsx bench/watcher/main.ts [--pods 10000] [--nodes 100] [--namespaces 200]
  *     [--latency 0,5] [--backends coe-northbound,netvirt] [--workers 8] [--concurrency 16]
  *     [--dialect rfc8040] [--profile sodium] [--timeout 240] [--cpu-prof <dir>]
+ *     [--services 0,2000] [--service-churn 100]
  *
  * The emulator runs as a child process (`--latency-ms N`, URL read from its `emulator listening`
  * line), one per run; kubesim runs as one child for the whole benchmark. Both are stopped by
@@ -35,10 +45,11 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type V1Service } from '@kubernetes/client-node';
 import { createLogger } from '../../src/common/log.js';
 import { createRegistry } from '../../src/common/metrics.js';
 import { elanInstanceName, netvirtPaths, vpnName, type Profile } from '../../src/netvirt/index.js';
+import { vpnInterfaceKind } from '../../src/netvirt/kinds.js';
 import { PROFILES } from '../../src/netvirt/profile.js';
 import { authorizationHeader } from '../../src/restconf/auth.js';
 import { DEFAULT_CONCURRENCY, RestconfClient } from '../../src/restconf/client.js';
@@ -46,8 +57,9 @@ import { DIALECTS, encodePath, type DataPath, type Dialect } from '../../src/res
 import type { EventRecorder } from '../../src/watcher/events.js';
 import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/config/watcher-settings.js';
 import { startWatcher, type Watcher } from '../../src/watcher/watcher.js';
-import { REPO_ROOT, startListening, stopChild, type ListeningChild } from '../common/child.js';
+import { REPO_ROOT, startListening, stopChild } from '../common/child.js';
 import { MIB } from '../common/memory.js';
+import { percentile } from '../common/stats.js';
 import { rawRequest, requestJson, restconfData } from '../common/raw-http.js';
 
 const AUTH = { kind: 'basic' as const, user: 'admin', password: 'admin' };
@@ -57,10 +69,21 @@ type BackendName = (typeof BACKENDS)[number];
 const RAW_PUTS = 4_000;
 const RSS_SAMPLE_MS = 100;
 
+/** One cluster: its namespaces and Services (nodes and pods are the same for every shape). */
+interface Shape {
+  namespaces: number;
+  services: number;
+}
+
+/** The Service range of the bench's Services (the watcher's and kube-apiserver's). */
+const SERVICE_CIDR = '10.96.0.0/12';
+
 interface Options {
   pods: number;
   nodes: number;
-  namespaces: number;
+  shapes: Shape[];
+  /** Services created one by one after converging (only in shapes with Services). */
+  serviceChurn: number;
   latencies: number[];
   backends: BackendName[];
   workers: number;
@@ -77,7 +100,7 @@ interface Options {
   /** Write a V8 CPU profile of each measuring process (the watcher's) into this directory. */
   cpuProfDir: string | undefined;
   /** Internal: run one measurement in this process against `kubeconfig`. */
-  run?: { condition: Condition; kubeconfig: string };
+  run?: { condition: Condition; kubeconfig: string; shape: Shape };
 }
 
 type Mode = 'single' | 'batched';
@@ -111,6 +134,8 @@ function parseOptions(): Options {
       'batch-window': { type: 'string', default: '5' },
       'batched-workers': { type: 'string', default: '256' },
       cost: { type: 'string', default: '2,0.1' },
+      services: { type: 'string', default: '0' },
+      'service-churn': { type: 'string', default: '100' },
       'cpu-prof': { type: 'string' },
       run: { type: 'string' },
       kubeconfig: { type: 'string' },
@@ -140,6 +165,13 @@ function parseOptions(): Options {
   const pods = int('pods', values.pods, 1, 1_000_000);
   if (pods > nodes * 250)
     throw new Error(`--pods: at most 250 pods per node (a /24 each), so at most ${nodes * 250}`);
+  const namespaceCounts = list(values.namespaces).map((n) => int('namespaces', n, 1, 100_000));
+  const serviceCounts = list(values.services).map((n) => int('services', n, 0, 60_000));
+  if (serviceCounts.some((n) => n > 0) && backends.includes('coe-northbound'))
+    throw new Error('--services: Service routes are the netvirt backend’s; run them with --backends netvirt');
+  const shapes = namespaceCounts.flatMap((namespaces) =>
+    serviceCounts.map((services) => ({ namespaces, services })),
+  );
   let run: Options['run'];
   if (values.run !== undefined) {
     const [backend, latency, mode, cost] = values.run.split('@');
@@ -159,6 +191,7 @@ function parseOptions(): Options {
         cost: cost === 'cost',
       },
       kubeconfig: values.kubeconfig,
+      shape: shapes[0] ?? { namespaces: 1, services: 0 },
     };
   }
   const modes = list(values.modes);
@@ -176,7 +209,8 @@ function parseOptions(): Options {
     run,
     pods,
     nodes,
-    namespaces: int('namespaces', values.namespaces, 1, 100_000),
+    shapes,
+    serviceChurn: int('service-churn', values['service-churn'], 0, 10_000),
     latencies: list(values.latency).map((l) => int('latency', l, 0, 10_000)),
     backends: backends as BackendName[],
     workers: int('workers', values.workers, 1, 1024),
@@ -207,7 +241,13 @@ function nodeOf(pod: number, nodes: number): number {
   return Math.floor((((pod * 2654435761) % 2 ** 32) / 2 ** 32) * nodes);
 }
 
-function buildCluster(o: Options, withItems: boolean): Cluster {
+/** The i-th Service's ClusterIP: from the range's 17th address on (the first ones are kube-apiserver's). */
+function serviceIp(i: number): string {
+  const n = (10 << 24) + (96 << 16) + 16 + i;
+  return [24, 16, 8, 0].map((shift) => (n >>> shift) & 255).join('.');
+}
+
+function buildCluster(o: Options, shape: Shape, withItems: boolean): Cluster {
   const nodeIp = (n: number) => `172.16.${Math.floor(n / 250)}.${(n % 250) + 1}`;
   const podCidr = (n: number) => `10.${100 + Math.floor(n / 250)}.${n % 250}.0/24`;
   const items: unknown[] = [];
@@ -226,14 +266,14 @@ function buildCluster(o: Options, withItems: boolean): Cluster {
         },
       });
   }
-  for (let s = 0; s < o.namespaces && withItems; s += 1)
+  for (let s = 0; s < shape.namespaces && withItems; s += 1)
     items.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `ns-${s}` } });
   const perNode = new Array<number>(o.nodes).fill(0);
   const elans = new Set<string>();
   const vpns = new Set<string>();
   for (let p = 0; p < o.pods; p += 1) {
     const n = nodeOf(p, o.nodes);
-    const ns = `ns-${p % o.namespaces}`;
+    const ns = `ns-${p % shape.namespaces}`;
     perNode[n] = (perNode[n] ?? 0) + 1;
     const host = (perNode[n] ?? 0) + 1;
     if (host > 254) throw new Error(`node-${n} would hold more than 253 pods; use more nodes`);
@@ -249,21 +289,45 @@ function buildCluster(o: Options, withItems: boolean): Cluster {
         status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] },
       });
   }
+  for (let i = 0; i < shape.services && withItems; i += 1) items.push(serviceObject(i, shape));
+  // With Services, every node has a gateway: its ietf-, elan- and vpn-interface and its ELAN,
+  // all in the one gateway VPN, and every gateway carries one extra route per Service IP.
+  const gateways = shape.services > 0 ? o.nodes : 0;
   return {
     items,
     expected: {
       'coe-northbound': { pods: o.pods, 'k8s-nodes': o.nodes },
       netvirt: {
-        interface: o.pods,
-        'elan-interface': o.pods,
-        'vpn-interface': o.pods,
-        'elan-instance': elans.size,
-        'vpn-instance': vpns.size,
+        interface: o.pods + gateways,
+        'elan-interface': o.pods + gateways,
+        'vpn-interface': o.pods + gateways,
+        'elan-instance': elans.size + gateways,
+        'vpn-instance': vpns.size + (gateways > 0 ? 1 : 0),
         'k8s-nodes': o.nodes,
+        ...(shape.services > 0 ? { [SERVICE_ROUTES]: shape.services * o.nodes } : {}),
       },
     },
   };
 }
+
+/** The i-th Service of a shape: a ClusterIP Service in the i-th namespace (round robin). */
+function serviceObject(i: number, shape: Shape): unknown {
+  const ip = serviceIp(i);
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: `svc-${i}`, namespace: `ns-${i % shape.namespaces}` },
+    spec: {
+      type: 'ClusterIP',
+      clusterIP: ip,
+      clusterIPs: [ip],
+      ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }],
+    },
+  };
+}
+
+/** The count of extra-route adjacencies over all vpn-interfaces (the Service routes). */
+const SERVICE_ROUTES = 'service routes';
 
 function listPaths(backend: BackendName, profile: Profile): Record<string, DataPath> {
   const p = netvirtPaths(profile);
@@ -297,8 +361,23 @@ async function emulatorWrites(url: string): Promise<{ requests: number; edits: n
 // ---------------------------------------------------------------------------------------------
 // one run
 
+/** The churn phase: Services created one at a time on a converged cluster. */
+interface ChurnResult {
+  services: number;
+  requestsPerService: number;
+  editsPerService: number;
+  /** Create → the watcher's view holds it → its queue idle again (every route written). */
+  p50Ms: number;
+  p95Ms: number;
+  maxMs: number;
+  /** Whether ODL held every route afterwards (read back). */
+  complete: boolean;
+}
+
 interface RunResult {
   condition: Condition;
+  shape: Shape;
+  churn: ChurnResult | undefined;
   convergeMs: number | undefined;
   counts: Record<string, number>;
   requests: number;
@@ -317,6 +396,7 @@ const silentEvents: EventRecorder = { warning: () => undefined };
 async function startBenchWatcher(
   o: Options,
   { backend, mode }: Condition,
+  shape: Shape,
   kc: KubeConfig,
   emulatorUrl: string,
 ): Promise<{ watcher: Watcher; close(): Promise<void> }> {
@@ -330,6 +410,7 @@ async function startBenchWatcher(
     subnetSource: 'podCIDR',
     resyncPeriodMs: 0,
     workers: mode === 'batched' ? o.batchedWorkers : o.workers,
+    serviceCidrs: shape.services > 0 ? [SERVICE_CIDR] : [],
   };
   const watcher = await startWatcher({
     settings,
@@ -353,9 +434,23 @@ async function startBenchWatcher(
 async function countEntries(
   client: RestconfClient,
   paths: Record<string, DataPath>,
+  profile: Profile,
+  withRoutes: boolean,
 ): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const [name, path] of Object.entries(paths)) out[name] = (await client.getEntries(path)).length;
+  for (const [name, path] of Object.entries(paths)) {
+    const entries = await client.getEntries(path);
+    out[name] = entries.length;
+    if (name === 'vpn-interface' && withRoutes)
+      out[SERVICE_ROUTES] = entries.reduce(
+        (sum, raw) =>
+          sum +
+          vpnInterfaceKind
+            .parse(profile, raw)
+            .adjacencies.filter((a: { adjacencyType?: string }) => a.adjacencyType === 'extra-route').length,
+        0,
+      );
+  }
   return out;
 }
 
@@ -375,7 +470,13 @@ async function within<T>(promise: Promise<T>, deadline: number): Promise<T | und
   }
 }
 
-async function run(o: Options, condition: Condition, kc: KubeConfig, cluster: Cluster): Promise<RunResult> {
+async function run(
+  o: Options,
+  condition: Condition,
+  shape: Shape,
+  kc: KubeConfig,
+  cluster: Cluster,
+): Promise<RunResult> {
   const { backend, latencyMs } = condition;
   const costFlags =
     condition.cost && o.cost
@@ -398,6 +499,7 @@ async function run(o: Options, condition: Condition, kc: KubeConfig, cluster: Cl
   });
   const paths = listPaths(backend, o.profile);
   const expected = cluster.expected[backend];
+  const count = () => countEntries(reader, paths, o.profile, shape.services > 0);
   try {
     // 1. converge from an empty ODL
     const rssBaseline = process.memoryUsage().rss;
@@ -407,7 +509,7 @@ async function run(o: Options, condition: Condition, kc: KubeConfig, cluster: Cl
     }, RSS_SAMPLE_MS);
     const started = performance.now();
     const deadline = started + o.timeoutMs;
-    const first = await startBenchWatcher(o, condition, kc, emulator.url);
+    const first = await startBenchWatcher(o, condition, shape, kc, emulator.url);
     let convergeMs: number | undefined;
     let counts: Record<string, number> = {};
     try {
@@ -418,7 +520,7 @@ async function run(o: Options, condition: Condition, kc: KubeConfig, cluster: Cl
         )) === true
       ) {
         for (;;) {
-          counts = await countEntries(reader, paths);
+          counts = await count();
           if (equalCounts(counts, expected)) {
             convergeMs = performance.now() - started;
             break;
@@ -427,21 +529,34 @@ async function run(o: Options, condition: Condition, kc: KubeConfig, cluster: Cl
           await new Promise((resolve) => setTimeout(resolve, 250));
         }
       } else {
-        counts = await countEntries(reader, paths);
+        counts = await count();
       }
     } finally {
       clearInterval(sampler);
       rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
-      await first.close();
     }
     const writes = await emulatorWrites(emulator.url);
+    let restartBase = writes;
+    let churn: ChurnResult | undefined;
+    try {
+      if (convergeMs !== undefined && shape.services > 0 && o.serviceChurn > 0) {
+        churn = await serviceChurn(o, shape, kc, first.watcher, emulator.url, async () => {
+          const c = await count();
+          return c[SERVICE_ROUTES] === (shape.services + o.serviceChurn) * o.nodes;
+        });
+        // The restart below starts from the cluster with the churned Services.
+        restartBase = await emulatorWrites(emulator.url);
+      }
+    } finally {
+      await first.close();
+    }
 
     // 2. restart on the converged ODL
     let restartMs: number | undefined;
     let restartWrites = { requests: 0, edits: 0 };
     if (convergeMs !== undefined) {
       const restartStarted = performance.now();
-      const second = await startBenchWatcher(o, condition, kc, emulator.url);
+      const second = await startBenchWatcher(o, condition, shape, kc, emulator.url);
       try {
         if (
           (await within(
@@ -454,13 +569,21 @@ async function run(o: Options, condition: Condition, kc: KubeConfig, cluster: Cl
         await second.close();
       }
       const after = await emulatorWrites(emulator.url);
-      restartWrites = { requests: after.requests - writes.requests, edits: after.edits - writes.edits };
+      restartWrites = {
+        requests: after.requests - restartBase.requests,
+        edits: after.edits - restartBase.edits,
+      };
     }
+
+    // The next condition runs on the same kubesim: the churned Services go.
+    if (churn) await removeChurnedServices(o, shape, kc);
 
     // 3. the emulator's raw PUT capacity at the same concurrency
     const rawPutsPerSecond = await rawPutCapacity(emulator.url, o.dialect, o.concurrency);
     return {
       condition,
+      shape,
+      churn,
       convergeMs,
       counts,
       requests: writes.requests,
@@ -476,6 +599,52 @@ async function run(o: Options, condition: Condition, kc: KubeConfig, cluster: Cl
   } finally {
     reader.close();
     await stopChild(emulator.child);
+  }
+}
+
+/**
+ * Creates `o.serviceChurn` Services, one at a time, on a converged cluster: each one's time from
+ * the create until the watcher has seen it and gone idle (every gateway's route written), and
+ * the write requests and edits they cost together.
+ */
+async function serviceChurn(
+  o: Options,
+  shape: Shape,
+  kc: KubeConfig,
+  watcher: Watcher,
+  emulatorUrl: string,
+  allRoutes: () => Promise<boolean>,
+): Promise<ChurnResult> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const before = await emulatorWrites(emulatorUrl);
+  const times: number[] = [];
+  for (let k = 0; k < o.serviceChurn; k += 1) {
+    const i = shape.services + k;
+    const body = serviceObject(i, shape) as V1Service;
+    const namespace = body.metadata?.namespace ?? '';
+    const started = performance.now();
+    await core.createNamespacedService({ namespace, body });
+    while (!watcher.view.service(namespace, `svc-${i}`)) await new Promise((r) => setTimeout(r, 1));
+    await watcher.idle();
+    times.push(performance.now() - started);
+  }
+  const after = await emulatorWrites(emulatorUrl);
+  return {
+    services: o.serviceChurn,
+    requestsPerService: (after.requests - before.requests) / o.serviceChurn,
+    editsPerService: (after.edits - before.edits) / o.serviceChurn,
+    p50Ms: percentile(times, 50),
+    p95Ms: percentile(times, 95),
+    maxMs: Math.max(...times),
+    complete: await allRoutes(),
+  };
+}
+
+async function removeChurnedServices(o: Options, shape: Shape, kc: KubeConfig): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
+  for (let k = 0; k < o.serviceChurn; k += 1) {
+    const i = shape.services + k;
+    await core.deleteNamespacedService({ name: `svc-${i}`, namespace: `ns-${i % shape.namespaces}` });
   }
 }
 
@@ -533,7 +702,7 @@ const seconds = (ms: number | undefined) => (ms === undefined ? 'timeout' : `${(
 async function runOne(o: Options, one: NonNullable<Options['run']>): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromFile(one.kubeconfig);
-  const result = await run(o, one.condition, kc, buildCluster(o, false));
+  const result = await run(o, one.condition, one.shape, kc, buildCluster(o, one.shape, false));
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
 }
 
@@ -541,13 +710,20 @@ async function runOne(o: Options, one: NonNullable<Options['run']>): Promise<voi
  * Runs one measurement in a fresh process of this script, so that its RSS is the watcher's
  * alone (no earlier run's garbage, no seed objects) and every run starts with a cold JIT.
  */
-async function runInChild(o: Options, condition: Condition, kubeconfig: string): Promise<RunResult> {
+async function runInChild(
+  o: Options,
+  condition: Condition,
+  shape: Shape,
+  kubeconfig: string,
+): Promise<RunResult> {
   const args = [
     ...(o.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', o.cpuProfDir] : []),
     '--import',
     'tsx',
     fileURLToPath(import.meta.url),
-    ...['--pods', String(o.pods), '--nodes', String(o.nodes), '--namespaces', String(o.namespaces)],
+    ...['--pods', String(o.pods), '--nodes', String(o.nodes), '--namespaces', String(shape.namespaces)],
+    ...['--services', String(shape.services), '--service-churn', String(o.serviceChurn)],
+    ...['--backends', condition.backend],
     ...['--workers', String(o.workers), '--concurrency', String(o.concurrency)],
     ...['--dialect', o.dialect, '--profile', o.profile, '--timeout', String(o.timeoutMs / 1000)],
     ...['--batch-edits', String(o.batchEdits), '--batch-window', String(o.batchWindowMs)],
@@ -573,51 +749,69 @@ async function main(): Promise<void> {
   if (o.run) return runOne(o, o.run);
   const dir = mkdtempSync(join(tmpdir(), 'odlcoe-bench-watcher-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
-  let kubesim: ListeningChild | undefined;
   const results: RunResult[] = [];
-  let expected: Cluster['expected'];
+  const expected = new Map<Shape, Cluster['expected']>();
+  const conditions: Condition[] = [];
+  const settings = [
+    ...o.latencies.map((latencyMs) => ({ latencyMs, cost: false })),
+    ...(o.cost ? [{ latencyMs: 0, cost: true }] : []),
+  ];
+  for (const { latencyMs, cost } of settings)
+    for (const backend of o.backends)
+      for (const mode of o.modes) conditions.push({ backend, mode, latencyMs, cost });
   try {
-    kubesim = await startListening(
-      ['src/kubesim/main.ts', '--port', '0', '--history-limit', '100000', '--kubeconfig-out', kubeconfigPath],
-      'kubesim listening',
-      'info',
-    );
-    const seeded = performance.now();
-    const cluster = buildCluster(o, true);
-    expected = cluster.expected;
-    await requestJson(`${kubesim.url}/_sim/seed`, 'POST', { items: cluster.items });
-    process.stdout.write(
-      `seeded ${o.nodes} nodes, ${o.namespaces} namespaces, ${o.pods} pods in ${((performance.now() - seeded) / 1000).toFixed(1)} s; ` +
-        `profile ${o.profile}, dialect ${o.dialect}, workers ${o.workers}, RESTCONF client concurrency ${o.concurrency}\n`,
-    );
-    const conditions: Condition[] = [];
-    const settings = [
-      ...o.latencies.map((latencyMs) => ({ latencyMs, cost: false })),
-      ...(o.cost ? [{ latencyMs: 0, cost: true }] : []),
-    ];
-    for (const { latencyMs, cost } of settings)
-      for (const backend of o.backends)
-        for (const mode of o.modes) conditions.push({ backend, mode, latencyMs, cost });
-    for (const condition of conditions) {
-      process.stdout.write(`running ${conditionName(condition)} ...\n`);
-      const r = await runInChild(o, condition, kubeconfigPath);
-      results.push(r);
-      process.stdout.write(
-        `  converge ${seconds(r.convergeMs)}, ${r.requests} requests / ${r.edits} edits, restart ${seconds(r.restartMs)} with ${r.restartEdits} edits\n`,
+    // One kubesim per cluster shape, seeded afresh, so no shape sees another's objects.
+    for (const shape of o.shapes) {
+      const kubesim = await startListening(
+        [
+          'src/kubesim/main.ts',
+          '--port',
+          '0',
+          '--history-limit',
+          '100000',
+          '--kubeconfig-out',
+          kubeconfigPath,
+        ],
+        'kubesim listening',
+        'info',
       );
-      if (r.convergeMs === undefined)
+      try {
+        const seeded = performance.now();
+        const cluster = buildCluster(o, shape, true);
+        expected.set(shape, cluster.expected);
+        await requestJson(`${kubesim.url}/_sim/seed`, 'POST', { items: cluster.items });
         process.stdout.write(
-          `  reached ${JSON.stringify(r.counts)} of ${JSON.stringify(expected[condition.backend])}\n`,
+          `seeded ${o.nodes} nodes, ${shape.namespaces} namespaces, ${o.pods} pods, ${shape.services} Services in ${((performance.now() - seeded) / 1000).toFixed(1)} s; ` +
+            `profile ${o.profile}, dialect ${o.dialect}, workers ${o.workers}, RESTCONF client concurrency ${o.concurrency}\n`,
         );
+        for (const condition of conditions) {
+          process.stdout.write(`running ${conditionName(condition)} ...\n`);
+          const r = await runInChild(o, condition, shape, kubeconfigPath);
+          results.push(r);
+          process.stdout.write(
+            `  converge ${seconds(r.convergeMs)}, ${r.requests} requests / ${r.edits} edits, restart ${seconds(r.restartMs)} with ${r.restartEdits} edits\n`,
+          );
+          if (r.convergeMs === undefined)
+            process.stdout.write(
+              `  reached ${JSON.stringify(r.counts)} of ${JSON.stringify(cluster.expected[condition.backend])}\n`,
+            );
+        }
+      } finally {
+        await stopChild(kubesim.child);
+      }
     }
   } finally {
-    if (kubesim) await stopChild(kubesim.child);
     rmSync(dir, { recursive: true, force: true });
   }
+  report(o, results);
+}
 
+function report(o: Options, results: RunResult[]): void {
   const rows = [
     [
       'backend',
+      'namespaces',
+      'Services',
       'condition',
       'mode',
       'converge',
@@ -634,12 +828,16 @@ async function main(): Promise<void> {
     ],
     ...results.map((r) => [
       r.condition.backend,
-      r.condition.cost && o.cost
-        ? `cost ${o.cost.transactionMs}+${o.cost.editMs}/edit ms`
-        : `${r.condition.latencyMs} ms`,
+      String(r.shape.namespaces),
+      String(r.shape.services),
+      conditionLabel(o, r.condition),
       r.condition.mode,
       seconds(r.convergeMs),
-      String(Object.values(r.counts).reduce((a, b) => a + b, 0)),
+      String(
+        Object.entries(r.counts)
+          .filter(([k]) => k !== SERVICE_ROUTES)
+          .reduce((a, [, b]) => a + b, 0),
+      ),
       String(r.requests),
       (r.requests / o.pods).toFixed(3),
       String(r.edits),
@@ -652,15 +850,74 @@ async function main(): Promise<void> {
     ]),
   ];
   process.stdout.write(
-    `\n${o.nodes} nodes / ${o.namespaces} namespaces / ${o.pods} pods; workers ${o.workers} (batched: ${o.batchedWorkers}), ` +
+    `\n${o.nodes} nodes / ${o.pods} pods; workers ${o.workers} (batched: ${o.batchedWorkers}), ` +
       `RESTCONF client concurrency ${o.concurrency}, batches of ≤ ${o.batchEdits} edits / ${o.batchWindowMs} ms, ` +
       `${o.profile}/${o.dialect}\n${table(rows)}\n` +
-      'converge: start until the queue is idle and ODL holds every expected entry; requests: write requests the emulator\n' +
-      'served (PUT/POST/PATCH/DELETE); edits: the writes they carried (a YANG Patch carries many);\n' +
-      'raw PUT/s: the same emulator, a bare node:http keep-alive client at the same concurrency; RSS: the watcher process\n' +
-      '(before the watcher started → peak while converging); restart: a second watcher on the converged ODL.\n',
+      'converge: start until the queue is idle and ODL holds every expected entry (and, with Services, every route);\n' +
+      'requests: write requests the emulator served (PUT/POST/PATCH/DELETE); edits: the writes they carried (a YANG\n' +
+      'Patch carries many); raw PUT/s: the same emulator, a bare node:http keep-alive client at the same concurrency;\n' +
+      'RSS: the watcher process (before the watcher started → peak while converging); restart: a second watcher on\n' +
+      'the converged ODL.\n',
+  );
+  const withServices = results.filter((r) => r.shape.services > 0);
+  if (withServices.length === 0) return;
+  const same = (a: RunResult, b: RunResult) =>
+    conditionName(a.condition) === conditionName(b.condition) && a.shape.namespaces === b.shape.namespaces;
+  const serviceRows = [
+    [
+      'namespaces',
+      'Services',
+      'condition',
+      'mode',
+      'converge',
+      'without Services',
+      'Services add',
+      'edits added',
+      'churn: Services',
+      'requests/Service',
+      'edits/Service',
+      'per Service p50',
+      'p95',
+      'max',
+      'routes complete',
+    ],
+    ...withServices.map((r) => {
+      const base = results.find((b) => b.shape.services === 0 && same(b, r));
+      const added =
+        base?.convergeMs !== undefined && r.convergeMs !== undefined
+          ? r.convergeMs - base.convergeMs
+          : undefined;
+      const c = r.churn;
+      return [
+        String(r.shape.namespaces),
+        String(r.shape.services),
+        conditionLabel(o, r.condition),
+        r.condition.mode,
+        seconds(r.convergeMs),
+        base ? seconds(base.convergeMs) : '-',
+        added === undefined ? '-' : seconds(added),
+        base ? String(r.edits - base.edits) : '-',
+        c ? String(c.services) : '-',
+        c ? c.requestsPerService.toFixed(1) : '-',
+        c ? c.editsPerService.toFixed(1) : '-',
+        c ? `${c.p50Ms.toFixed(0)} ms` : '-',
+        c ? `${c.p95Ms.toFixed(0)} ms` : '-',
+        c ? `${c.maxMs.toFixed(0)} ms` : '-',
+        c ? (c.complete ? 'yes' : 'NO') : '-',
+      ];
+    }),
+  ];
+  process.stdout.write(
+    `\nServices (netvirt: range ${SERVICE_CIDR}, ${o.nodes} node gateways)\n${table(serviceRows)}\n` +
+      'Services add: converge time over the same cluster without Services; edits added: the converge writes they\n' +
+      'added (routes ride in each gateway vpn-interface when it is created). churn: Services created one at a time on\n' +
+      'the converged cluster, each timed from its create until the watcher saw it and went idle; edits/Service: one\n' +
+      'route per node gateway, independent of the number of namespaces (the gateways share one VPN).\n',
   );
 }
+
+const conditionLabel = (o: Options, c: Condition) =>
+  c.cost && o.cost ? `cost ${o.cost.transactionMs}+${o.cost.editMs}/edit ms` : `${c.latencyMs} ms`;
 
 main().catch((err: unknown) => {
   process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
