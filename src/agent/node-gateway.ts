@@ -26,19 +26,19 @@ import { errorMessage } from '../common/log.js';
 import { ModelValidationError } from '../netvirt/errors.js';
 import { gatewayAddress, gatewayName } from '../netvirt/gateway.js';
 import { canonicalIp, gatewayIp, parseCidr, podMac } from '../netvirt/names.js';
-import { vethPortName } from '../ovs/names.js';
-import { gatewayPortExternalIds, NODE_GATEWAY_ID, SERVICE_GATEWAY_ID } from '../ovs/node-gateway.js';
+import {
+  gatewayPortExternalIds,
+  gatewayPortNameOf,
+  NODE_GATEWAY_ID,
+  SERVICE_GATEWAY_ID,
+} from '../ovs/node-gateway.js';
 import type { Ovs, OvsPort } from '../ovs/ovs.js';
 import { turnTxChecksumOffloadOff, txChecksumOffload } from '../ovs/pod-interface.js';
 import { gatewayIfaceId, marksServiceGateway, type IfaceNaming } from './iface-id.js';
 import type { AgentMetrics } from './metrics.js';
 
-/**
- * The OVS port of a node's gateway: `veth` + 8 hex digits of the gateway's name. That seed has
- * no `/`, while a pod port's (`<container id>/<ifname>`) always has one: equal names need a
- * hash collision, which ADD refuses (an existing port is never taken over).
- */
-export const gatewayPortName = (nodeName: string): string => vethPortName(gatewayName(nodeName));
+/** The OVS port of a node's gateway (src/ovs/node-gateway.ts has the rule). */
+export const gatewayPortName = (nodeName: string): string => gatewayPortNameOf(gatewayName(nodeName));
 
 /** What the gateway port of a node with this pod subnet is. */
 export interface GatewayPort {

@@ -10,6 +10,7 @@ import { createLogger, errorMessage } from '../common/log.js';
 import { NameError } from '../common/name-error.js';
 import { ModelValidationError } from '../netvirt/errors.js';
 import { ownerContextOf } from '../netvirt/translate-settings.js';
+import { validateBridgeName } from '../ovs/names.js';
 import { ovsdbSocketPath } from '../ovs/ovs.js';
 import type { RestconfClient } from '../restconf/client.js';
 import { connectKube, connectOdl } from './connect.js';
@@ -163,22 +164,27 @@ export async function runCli(argv: readonly string[], io: CliIo, options: CliOpt
     .action(async (podRef: string, opts: { ovsDb?: string; bridge: string; ovs: boolean }, cmd: Command) => {
       const config = settingsOf(cmd);
       const service = parseServiceRef(podRef);
-      if (service) {
-        const kube = connectKube(config);
-        outcome = await withOdl(io, config, async (client, settings) => {
-          const { report, exitCode } = await runServiceTrace(service, settings, client, kube);
-          emit(io, settings, report, renderServiceTrace);
-          return { exitCode };
-        });
-        return;
-      }
-      const ref = parsePodRef(podRef);
       let dbSocket: string | undefined;
       try {
         dbSocket = opts.ovsDb === undefined ? undefined : ovsdbSocketPath(opts.ovsDb);
       } catch (err) {
         throw new CliError(`--ovs-db: ${errorMessage(err)}`, EXIT.usage);
       }
+      if (service) {
+        validateBridgeName(opts.bridge);
+        const kube = connectKube(config);
+        outcome = await withOdl(io, config, async (client, settings) => {
+          const { report, exitCode } = await runServiceTrace(service, settings, client, kube, {
+            skip: !opts.ovs,
+            bridge: opts.bridge,
+            ...(dbSocket !== undefined ? { dbSocket } : {}),
+          });
+          emit(io, settings, report, renderServiceTrace);
+          return { exitCode };
+        });
+        return;
+      }
+      const ref = parsePodRef(podRef);
       const kube = connectKube(config);
       outcome = await withOdl(io, config, async (client, settings) => {
         const { report, exitCode } = await runTrace(ref, settings, client, kube, {

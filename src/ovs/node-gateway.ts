@@ -7,6 +7,15 @@
  * (src/netvirt/gateway.ts); the agent puts them together (src/agent/node-gateway.ts).
  */
 import { EXTERNAL_ID } from './external-ids.js';
+import { vethPortName } from './names.js';
+
+/**
+ * The OVS port of a node's gateway: `veth` + 8 hex digits of the gateway's name (`odlcoe-gw.<node>`,
+ * the model's `gatewayName`). That seed has no `/`, while a pod port's (`<container id>/<ifname>`)
+ * always has one: equal names need a hash collision, which ADD refuses (an existing port is never
+ * taken over).
+ */
+export const gatewayPortNameOf = (gatewayName: string): string => vethPortName(gatewayName);
 
 /** The external_ids key that marks a node gateway port and names its node. */
 export const NODE_GATEWAY_ID = 'odlcoe-node-gateway';

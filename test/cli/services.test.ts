@@ -15,7 +15,12 @@ import {
   namespacesNeedingVpn,
   translateCluster,
 } from '../../src/netvirt/index.js';
+import { gatewayPortNameOf } from '../../src/ovs/node-gateway.js';
+import { Ovs } from '../../src/ovs/ovs.js';
 import { desiredWrites } from '../helpers/desired-writes.js';
+import { createNetns, skipUnlessRoot } from '../helpers/netns.js';
+import { startOvsSandbox } from '../helpers/ovs-sandbox.js';
+import { waitFor } from '../helpers/wait.js';
 import { apply, createCluster, NODES, RD_ADMINISTRATOR, startHarness, type CliHarness } from './testing.js';
 
 const CIDRS = ['--service-cidrs', '10.96.0.0/16'];
@@ -85,7 +90,7 @@ describe('odlcoectl with Services on: status gateways, trace svc/<ns>/<name>', (
   });
 
   it('trace svc: the Service IPs, their routes on every gateway via that gateway (exit 0)', async () => {
-    const res = await h.run([...CIDRS, 'trace', 'svc/default/web', '-o', 'json']);
+    const res = await h.run([...CIDRS, 'trace', 'svc/default/web', '--no-ovs', '-o', 'json']);
     const report = JSON.parse(res.stdout) as ServiceTraceReport;
     assert.equal(res.code, 0, res.stdout);
     assert.equal(report.verdict, 'ok');
@@ -100,23 +105,97 @@ describe('odlcoectl with Services on: status gateways, trace svc/<ns>/<name>', (
         ['odlcoe-gw.node-b', ['10.96.0.10/32 ok 10.11.2.2', '192.0.2.10/32 ok 10.11.2.2']],
       ],
     );
-    const human = await h.spawn([...CIDRS, 'trace', 'svc/default/web']);
+    const human = await h.spawn([...CIDRS, 'trace', 'svc/default/web', '--no-ovs']);
     assert.equal(human.code, 0, human.stderr);
     assert.match(human.stdout, /OK: every gateway is complete/);
   });
 
+  it(
+    'trace svc on a node: its gateway port on OVS against the gateway’s ODL side',
+    { skip: skipUnlessRoot() },
+    async () => {
+      const netns = await createNetns('odlcoectl-gw');
+      const sandbox = await startOvsSandbox({ netns: netns.name });
+      const ovs = new Ovs({ dbSocket: sandbox.dbSocket });
+      try {
+        await ovs.ensureBridge('br-int', { datapathType: 'netdev' });
+        const port = gatewayPortNameOf('odlcoe-gw.node-a');
+        await ovs.addPort(
+          'br-int',
+          port,
+          {
+            'iface-id': 'odlcoe-gw.node-a',
+            'attached-mac': '0a:58:0a:0b:01:02',
+            'ip-address': '10.11.1.2',
+            'odlcoe-node-gateway': 'node-a',
+          },
+          {},
+          { type: 'internal', mac: '0a:58:0a:0b:01:02', mtu: 1450 },
+        );
+        const traceHere = async () => {
+          const res = await h.run([
+            ...CIDRS,
+            'trace',
+            'svc/default/web',
+            '--ovs-db',
+            sandbox.dbSocket,
+            '-o',
+            'json',
+          ]);
+          return { code: res.code, report: JSON.parse(res.stdout) as ServiceTraceReport };
+        };
+        await waitFor(async () => ((await ovs.getPort(port))?.ofport ?? 0) > 0, {
+          what: 'the gateway port attached',
+        });
+        const good = await traceHere();
+        assert.equal(good.code, 0, JSON.stringify(good.report.missing));
+        assert.deepEqual(
+          good.report.localGateway.ports.map((p) => [p.node, p.port, p.problems]),
+          [['node-a', port, []]],
+        );
+        await sandbox.vsctl(['set', 'Interface', port, 'external_ids:attached-mac="0a:58:00:00:00:01"']);
+        const bad = await traceHere();
+        assert.equal(bad.code, 1);
+        assert.deepEqual(bad.report.missing, [
+          `node node-a: gateway port ${port} has external_ids:attached-mac=0a:58:00:00:00:01, not 0a:58:0a:0b:01:02`,
+        ]);
+        const human = await h.run([...CIDRS, 'trace', 'svc/default/web', '--ovs-db', sandbox.dbSocket]);
+        assert.match(
+          human.stdout,
+          /Gateway ports on this host’s OVS:\n {2}node-a: veth[0-9a-f]{8} ofport \d+: gateway port/,
+        );
+      } finally {
+        ovs.close();
+        await sandbox.stop();
+        await netns.remove();
+      }
+    },
+  );
+
+  it('trace svc elsewhere: the gateway port is not checked, and the report says why', async () => {
+    const res = await h.run([...CIDRS, 'trace', 'svc/default/web', '--no-ovs', '-o', 'json']);
+    const report = JSON.parse(res.stdout) as ServiceTraceReport;
+    assert.equal(res.code, 0);
+    assert.deepEqual(report.localGateway, {
+      checked: false,
+      note: 'skipped (--no-ovs)',
+      ports: [],
+      findings: [],
+    });
+  });
+
   it('trace svc: a headless Service has no routes by design (exit 0); a missing one is a problem (exit 1)', async () => {
-    const headless = await h.run([...CIDRS, 'trace', 'svc/default/db', '-o', 'json']);
+    const headless = await h.run([...CIDRS, 'trace', 'svc/default/db', '--no-ovs', '-o', 'json']);
     assert.equal(headless.code, 0);
     assert.equal((JSON.parse(headless.stdout) as ServiceTraceReport).verdict, 'no-routes');
-    const gone = await h.run([...CIDRS, 'trace', 'svc/default/nope', '-o', 'json']);
+    const gone = await h.run([...CIDRS, 'trace', 'svc/default/nope', '--no-ovs', '-o', 'json']);
     assert.equal(gone.code, 1);
     assert.match((JSON.parse(gone.stdout) as ServiceTraceReport).missing.join('\n'), /does not exist/);
   });
 
   it('trace svc without the Service ranges, or a bad reference: usage (exit 2)', async () => {
     assert.equal((await h.run(['trace', 'svc/default/web'])).code, 2);
-    assert.equal((await h.run([...CIDRS, 'trace', 'svc/default'])).code, 2);
+    assert.equal((await h.run([...CIDRS, 'trace', 'svc/default', '--no-ovs'])).code, 2);
   });
 
   it('the pod trace plans the node network with the gateway on (no false difference)', async () => {
@@ -130,7 +209,7 @@ describe('odlcoectl with Services on: status gateways, trace svc/<ns>/<name>', (
     const paths = netvirtPaths(h.profile);
     const del: WriteOp = { op: 'delete', path: paths.vpnInterface('odlcoe-gw.node-b') };
     await apply(h, [del]);
-    const res = await h.run([...CIDRS, 'trace', 'svc/default/web', '-o', 'json']);
+    const res = await h.run([...CIDRS, 'trace', 'svc/default/web', '--no-ovs', '-o', 'json']);
     const report = JSON.parse(res.stdout) as ServiceTraceReport;
     assert.equal(res.code, 1);
     assert.equal(report.verdict, 'problem');
@@ -139,7 +218,7 @@ describe('odlcoectl with Services on: status gateways, trace svc/<ns>/<name>', (
       'route 10.96.0.10/32 on odlcoe-gw.node-b missing',
       'route 192.0.2.10/32 on odlcoe-gw.node-b missing',
     ]);
-    const human = await h.run([...CIDRS, 'trace', 'svc/default/web']);
+    const human = await h.run([...CIDRS, 'trace', 'svc/default/web', '--no-ovs']);
     assert.match(human.stdout, /MISSING OR WRONG:\n {2}vpn-interface odlcoe-gw\.node-b missing/);
     const status = await h.run([...CIDRS, 'status', '-o', 'json']);
     assert.equal(status.code, 1);

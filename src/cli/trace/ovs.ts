@@ -23,6 +23,14 @@ export interface OvsCheckOptions {
   bridge: string;
 }
 
+/** The OVSDB connection a trace reads through: the given socket, a deadline from odlcoectl's timeout. */
+export function traceOvs(ovsOpts: OvsCheckOptions, timeoutMs: number): Ovs {
+  return new Ovs({
+    ...(ovsOpts.dbSocket !== undefined ? { dbSocket: ovsOpts.dbSocket } : {}),
+    timeoutSeconds: Math.max(1, Math.min(10, Math.floor(timeoutMs / 1000))),
+  });
+}
+
 export async function checkOvs(
   trace: Trace,
   facts: PodFacts,
@@ -37,10 +45,7 @@ export async function checkOvs(
     trace.add('ovs-external-ids', 'not-checked', null, null, 'skipped (--no-ovs)');
     return;
   }
-  const ovs = new Ovs({
-    ...(ovsOpts.dbSocket !== undefined ? { dbSocket: ovsOpts.dbSocket } : {}),
-    timeoutSeconds: Math.max(1, Math.min(10, Math.floor(timeoutMs / 1000))),
-  });
+  const ovs = traceOvs(ovsOpts, timeoutMs);
   let ports: OvsPort[];
   try {
     await ovs.ping();

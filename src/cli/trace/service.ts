@@ -19,6 +19,8 @@ import type { VpnInterface } from '../../netvirt/vpn.js';
 import type { RestconfClient } from '../../restconf/client.js';
 import { CliError, EXIT, type ExitCode } from '../exit-codes.js';
 import { checkGateway, gatewayFindings, type GatewayCheck } from '../gateways.js';
+import { checkLocalGatewayPorts, type LocalGatewayPorts } from './gateway-port.js';
+import type { OvsCheckOptions } from './ovs.js';
 import { planInputs } from '../plan-inputs.js';
 import { cell, indentedTable } from '../render.js';
 import type { CliSettings } from '../settings.js';
@@ -67,6 +69,8 @@ export interface ServiceTraceReport {
   /** Why the Service has no routes, or what could not be read. */
   reason: string | null;
   gateways: ServiceGatewayTrace[];
+  /** The gateway ports on this host's OVS (trace run on a node), against their ODL side. */
+  localGateway: LocalGatewayPorts;
   /** One line per missing or wrong piece, in gateway order. */
   missing: string[];
 }
@@ -84,6 +88,7 @@ export async function runServiceTrace(
   settings: CliSettings,
   client: RestconfClient,
   kube: KubeClient,
+  ovsOpts: OvsCheckOptions = { skip: true, bridge: 'br-int' },
 ): Promise<{ report: ServiceTraceReport; exitCode: ExitCode }> {
   const report: ServiceTraceReport = {
     service: `${ref.namespace}/${ref.name}`,
@@ -93,6 +98,7 @@ export async function runServiceTrace(
     verdict: 'incomplete',
     reason: null,
     gateways: [],
+    localGateway: { checked: false, note: 'not looked at', ports: [], findings: [] },
     missing: [],
   };
   const done = (verdict: ServiceVerdict, reason: string | null = null) => {
@@ -160,6 +166,8 @@ export async function runServiceTrace(
           `route ${r.prefix} on ${g.gateway} has next hop ${r.nextHops.join(', ') || '-'}, not the gateway ${cell(g.address)}`,
         );
   }
+  report.localGateway = await checkLocalGatewayPorts(report.gateways, ovsOpts, settings.timeoutMs);
+  report.missing.push(...report.localGateway.findings);
   return done(report.missing.length === 0 ? 'ok' : 'problem');
 }
 
@@ -201,6 +209,17 @@ export function renderServiceTrace(r: ServiceTraceReport): string {
       ),
       '',
     );
+  const local = r.localGateway;
+  if (local.checked && local.ports.length > 0)
+    out.push(
+      'Gateway ports on this host’s OVS:',
+      ...local.ports.map(
+        (p) =>
+          `  ${p.node}: ${p.port} ofport ${p.ofport}${p.problems.length === 0 ? ', as its ODL side says' : `: ${p.problems.join('; ')}`}`,
+      ),
+      '',
+    );
+  else if (local.note !== null) out.push(`Gateway port: ${local.note}.`, '');
   if (r.verdict === 'ok')
     out.push('OK: every gateway is complete and carries the Service’s routes via itself.');
   else if (r.verdict === 'no-routes') out.push(`No routes by design: ${r.reason ?? ''}.`);
