@@ -265,7 +265,7 @@ describe('PodAttacher on a real dataplane', { skip: skipUnlessRoot(), timeout: 1
       'cni.dev/valid-attachments': [{ containerID: listed, ifname: 'eth0' }],
     });
 
-    await attacher.gc(gc.config.validAttachments ?? [], (id) => id === busy);
+    await attacher.gc(gc, (id) => id === busy);
 
     await assertNothingOf(gone);
     for (const kept of [listed, busy]) {
