@@ -8,6 +8,9 @@
  * the way the watcher writes them (src/netvirt/attachments.ts).
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { hostVethName } from '../../src/agent/names.js';
 import { linkExists } from '../../src/agent/netns.js';
@@ -19,8 +22,18 @@ import {
   type AttachmentRoute,
 } from '../../src/netvirt/attachments.js';
 import { Ovs } from '../../src/ovs/ovs.js';
+import { startSimulatedNode, type SimulatedNode } from '../../src/sandbox/simulated-node.js';
+import { silentLogger } from '../../src/common/log.js';
 import { createNetns, execIn, skipUnlessRoot, waitForPing, type TestNetns } from '../helpers/netns.js';
-import { cniEnv, execShim, leaseIps, startTestNode, type ShimRun, type TestNode } from './testing.js';
+import {
+  cniEnv,
+  execShim,
+  leaseIps,
+  putNodeNetwork,
+  startTestNode,
+  type ShimRun,
+  type TestNode,
+} from './testing.js';
 
 const skip = skipUnlessRoot();
 
@@ -74,6 +87,9 @@ describe('extra interfaces through the shim as Multus delegates', { skip, timeou
   let red: Record<string, unknown>;
   const namespaces: TestNetns[] = [];
   const pods = new Map<string, { uid: string; cid: string; ns: TestNetns }>();
+  /** The second node, when its test runs: its own namespace, OVS and agent process. */
+  let node2: SimulatedNode | undefined;
+  let node2Dir = '';
 
   before(async () => {
     node = await startTestNode();
@@ -85,6 +101,8 @@ describe('extra interfaces through the shim as Multus delegates', { skip, timeou
   });
   after(async () => {
     for (const ns of namespaces) await ns.remove().catch(() => undefined);
+    await node2?.close();
+    if (node2Dir) await rm(node2Dir, { recursive: true, force: true });
     ovs?.close();
     await node?.stop();
   });
@@ -277,6 +295,76 @@ describe('extra interfaces through the shim as Multus delegates', { skip, timeou
     await waitForPing(a.ns.path, '10.70.0.11');
   });
 
+  it('a second pod on another node on the same network gets its own, different address', async () => {
+    // Node n2 of the same cluster: a network namespace with its own OVS and agent process,
+    // its pod subnet in ODL as the watcher writes it.
+    await node.sim.seed([
+      {
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name: 'n2' },
+        status: { addresses: [{ type: 'InternalIP', address: '192.168.56.102' }] },
+      },
+    ]);
+    await putNodeNetwork(node.odl.url, '10.11.2.0/24', 'n2');
+    node2Dir = await mkdtemp(join(tmpdir(), 'odlcoe-multus-n2-'));
+    node2 = await startSimulatedNode({
+      name: 'n2',
+      dir: node2Dir,
+      kubeconfigPath: join(node.dir, 'kubeconfig'),
+      kubePort: node.sim.port,
+      odlUrl: node.odl.url,
+      odlPort: Number(new URL(node.odl.url).port),
+      odlUser: 'admin',
+      odlPasswordFile: join(node.dir, 'odl-password'),
+      odlDialect: 'bierman02',
+      metricsPort: 0,
+      logLevel: 'warn',
+      logger: silentLogger(),
+    });
+    const created = await node.kube.request<{ metadata: { uid: string } }>(
+      'POST',
+      '/api/v1/namespaces/default/pods',
+      {
+        body: {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: {
+            name: 'pod-x',
+            namespace: 'default',
+            annotations: {
+              [ATTACHMENTS_ANNOTATION]: formatAttachments(
+                new Map([
+                  [
+                    'net1',
+                    allocation('default/blue', 'pod-x', 'net1', '10.50.0.7/24', '0a:58:0a:32:00:07', []),
+                  ],
+                ]),
+              ),
+            },
+          },
+          spec: { nodeName: 'n2', containers: [{ name: 'c', image: 'pause' }] },
+        },
+      },
+    );
+    const ns = await createNetns('odlcoe-mpod');
+    namespaces.push(ns);
+    pods.set('pod-x', { uid: created.metadata.uid, cid: 'cid-pod-x', ns });
+    const out = ok(await delegate('ADD', 'pod-x', 'net1', { ...blue, socket: node2.cniSocket }));
+    assert.deepEqual(out.ips, [{ address: '10.50.0.7/24', interface: 1 }]);
+    assert.deepEqual(v4((await links('pod-x')).get('net1')), ['10.50.0.7/24']);
+    assert.notDeepEqual(v4((await links('pod-a')).get('net1')), v4((await links('pod-x')).get('net1')));
+    const ovs2 = new Ovs({ dbSocket: node2.ovs.dbSocket });
+    try {
+      const port = await ovs2.getPort(portOf('pod-x', 'net1'));
+      assert.equal(port?.externalIds['ip-address'], '10.50.0.7');
+      assert.equal(port?.externalIds['iface-id'], 'odlcoe-att:default:pod-x:net1');
+    } finally {
+      ovs2.close();
+    }
+    assert.equal(await ovs.getPort(portOf('pod-x', 'net1')), undefined, 'nothing of it on node n1');
+  });
+
   it('refused allocations: each its own CNI error and Event on the pod, nothing made', async () => {
     const c = await newPod('pod-c');
     const refusals: [string, AttachmentErrorReason, string][] = [
@@ -443,5 +531,29 @@ describe('extra interfaces through the shim as Multus delegates', { skip, timeou
       assert.equal(await linkExists(portOf('pod-a', ifName)), false, `no host veth ${ifName}`);
     assert.equal((await leaseIps(node)).length, leased - 1, 'its eth0 lease released');
     assert.ok(await ovs.getPort(portOf('pod-b', 'net1')), "pod-b's attachments stay");
+  });
+
+  it("an agent restart removes what a pod deleted without DELs left (its extra interfaces too), never a live pod's", async () => {
+    await newPod('pod-e');
+    await writeRecords('pod-e', {
+      net1: allocation('default/blue', 'pod-e', 'net1', '10.50.0.8/24', '0a:58:0a:32:00:08', []),
+    });
+    await addEth0('pod-e');
+    ok(await delegate('ADD', 'pod-e', 'net1', blue));
+    const b = pods.get('pod-b');
+    assert.ok(b);
+    const leased = (await leaseIps(node)).length;
+    // pod-b is deleted while the agent is away: no DEL ever comes for it.
+    await node.stopAgent();
+    await node.deletePod('pod-b');
+    await node.startAgent();
+    for (const ifName of ['eth0', 'net1']) {
+      assert.equal(await ovs.getPort(portOf('pod-b', ifName)), undefined, `pod-b ${ifName} port removed`);
+      assert.equal(await linkExists(portOf('pod-b', ifName)), false, `pod-b ${ifName} veth removed`);
+    }
+    assert.equal((await leaseIps(node)).length, leased - 1, "pod-b's lease released");
+    for (const ifName of ['eth0', 'net1'])
+      assert.ok(await ovs.getPort(portOf('pod-e', ifName)), `pod-e ${ifName} kept`);
+    assert.deepEqual(v4((await links('pod-e')).get('net1')), ['10.50.0.8/24']);
   });
 });
