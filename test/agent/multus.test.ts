@@ -410,6 +410,12 @@ describe('extra interfaces through the shim as Multus delegates', { skip, timeou
       ofPod.every((e) => e.type === 'Warning'),
       'Warning Events',
     );
+    const metrics = await (await fetch(`http://127.0.0.1:${node.agent?.metricsPort}/metrics`)).text();
+    for (const [, reason] of refusals)
+      assert.match(
+        metrics,
+        new RegExp(`^odlcoe_agent_extra_interface_refusals_total\\{reason="${reason}"\\} 1$`, 'm'),
+      );
     assert.deepEqual(ofPod.map((e) => [e.reason, e.message]).sort(), [
       [
         'ExtraInterfaceIpOutsideSubnet',
@@ -448,6 +454,32 @@ describe('extra interfaces through the shim as Multus delegates', { skip, timeou
     );
     assert.equal(await ovs.getPort(portOf('pod-d', 'net1')), undefined);
     assert.deepEqual([...(await links('pod-d')).keys()], ['lo']);
+  });
+
+  it('an ADD failing half-way (a default route the pod already has) is undone and names the cause', async () => {
+    await newPod('pod-f');
+    await writeRecords('pod-f', {
+      net1: allocation('default/red', 'pod-f', 'net1', '10.70.0.30/24', '02:aa:bb:cc:dd:30', [
+        { dst: '0.0.0.0/0', gw: '10.70.0.1' },
+      ]),
+    });
+    await addEth0('pod-f');
+    // Called without Multus' default-route step: eth0 keeps its default route.
+    const out = await delegate('ADD', 'pod-f', 'net1', red);
+    assert.equal(out.code, 1, out.stdout);
+    const error = out.json as { code: number; msg: string; details?: string };
+    assert.equal(error.code, 103);
+    assert.match(error.msg, /^could not configure net1: .*File exists/);
+    assert.match(error.details ?? '', /Multus removes the cluster network’s default route/);
+    assert.equal(await ovs.getPort(portOf('pod-f', 'net1')), undefined, 'no port');
+    assert.equal(await linkExists(portOf('pod-f', 'net1')), false, 'veth removed again');
+    assert.deepEqual([...(await links('pod-f')).keys()].sort(), ['eth0', 'lo'], 'no net1 in the pod');
+    assert.deepEqual(
+      (await routes('pod-f', ['default'])).map((r) => r.dev),
+      ['eth0'],
+      "eth0's default route untouched",
+    );
+    assert.ok(await ovs.getPort(portOf('pod-f', 'eth0')));
   });
 
   it('DEL of net1 leaves eth0 and net2 working', async () => {
