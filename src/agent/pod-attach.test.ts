@@ -125,6 +125,7 @@ describe('PodAttacher on a real dataplane', { skip: skipUnlessRoot(), timeout: 1
     assert.ok(port && port.ofport > 0, 'ovs-vswitchd attached the port');
     assert.deepEqual(port.externalIds, {
       [EXTERNAL_ID.ifaceId]: `team-a:${pod.name}`,
+      [EXTERNAL_ID.pod]: `team-a/${pod.name}`,
       [EXTERNAL_ID.attachedMac]: podMac(ip),
       [EXTERNAL_ID.ipAddress]: ip,
       [EXTERNAL_ID.containerId]: cid,
