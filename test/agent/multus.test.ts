@@ -129,6 +129,28 @@ describe('extra interfaces through the shim as Multus delegates', { skip, timeou
     });
   }
 
+  /** The Events on a pod: recorded in the background, so polled until `count` are there (or 5 s). */
+  async function eventsOf(
+    pod: string,
+    uid: string,
+    count: number,
+  ): Promise<{ reason: string; message: string; type: string }[]> {
+    let ofPod: { reason: string; message: string; type: string }[] = [];
+    for (let i = 0; i < 50 && ofPod.length < count; i += 1) {
+      const list = await node.kube.request<{
+        items: {
+          reason: string;
+          message: string;
+          type: string;
+          involvedObject: { name: string; uid?: string };
+        }[];
+      }>('GET', '/api/v1/namespaces/default/events');
+      ofPod = list.items.filter((e) => e.involvedObject.name === pod && e.involvedObject.uid === uid);
+      if (ofPod.length < count) await new Promise((r) => setTimeout(r, 100));
+    }
+    return ofPod;
+  }
+
   /** The shim called as Multus calls a delegate for one selection element. */
   function delegate(
     command: 'ADD' | 'DEL' | 'CHECK',
@@ -392,20 +414,7 @@ describe('extra interfaces through the shim as Multus delegates', { skip, timeou
       assert.equal(await linkExists(portOf('pod-c', ifName)), false, `no host veth for ${ifName}`);
     }
     assert.deepEqual([...(await links('pod-c')).keys()], ['lo'], 'nothing inside the pod');
-    // Events are recorded in the background: polled until all are there (or 5 s).
-    let ofPod: { reason: string; message: string; type: string }[] = [];
-    for (let i = 0; i < 50 && ofPod.length < refusals.length; i += 1) {
-      const list = await node.kube.request<{
-        items: {
-          reason: string;
-          message: string;
-          type: string;
-          involvedObject: { name: string; uid?: string };
-        }[];
-      }>('GET', '/api/v1/namespaces/default/events');
-      ofPod = list.items.filter((e) => e.involvedObject.name === 'pod-c' && e.involvedObject.uid === c.uid);
-      if (ofPod.length < refusals.length) await new Promise((r) => setTimeout(r, 100));
-    }
+    const ofPod = await eventsOf('pod-c', c.uid, refusals.length);
     assert.ok(
       ofPod.every((e) => e.type === 'Warning'),
       'Warning Events',
@@ -454,6 +463,35 @@ describe('extra interfaces through the shim as Multus delegates', { skip, timeou
     );
     assert.equal(await ovs.getPort(portOf('pod-d', 'net1')), undefined);
     assert.deepEqual([...(await links('pod-d')).keys()], ['lo']);
+  });
+
+  it('a record the kernel would refuse (a multicast MAC) and a timeout get their Events too', async () => {
+    await writeRecords('pod-c', {
+      net5: allocation('default/blue', 'pod-c', 'net5', '10.50.0.9/24', '01:00:5e:00:00:09', []),
+    });
+    const out = await delegate('ADD', 'pod-c', 'net5', blue);
+    assert.equal(out.code, 1, out.stdout);
+    assert.equal((out.json as { code: number }).code, 106);
+    const msg = (out.json as { msg: string }).msg;
+    assert.match(
+      msg,
+      /^the allocation of net5 \(network default\/blue\) is unusable: .*must be a unicast address/,
+    );
+    assert.equal(await ovs.getPort(portOf('pod-c', 'net5')), undefined);
+    assert.equal(await linkExists(portOf('pod-c', 'net5')), false);
+    const c = pods.get('pod-c');
+    const d = pods.get('pod-d');
+    assert.ok(c && d);
+    assert.deepEqual(
+      (await eventsOf('pod-c', c.uid, 5)).find((e) => e.reason === 'ExtraInterfaceUnusable')?.message,
+      msg,
+    );
+    const timeouts = await eventsOf('pod-d', d.uid, 1);
+    assert.deepEqual(
+      timeouts.map((e) => [e.type, e.reason]),
+      [['Warning', 'ExtraInterfaceTimeout']],
+    );
+    assert.match(timeouts[0]?.message ?? '', /^no allocation for net1 of pod default\/pod-d within 2 s/);
   });
 
   it('an ADD failing half-way (a default route the pod already has) is undone and names the cause', async () => {
