@@ -88,9 +88,16 @@ describe('the shim reads the HTTP answer itself', () => {
 
 describe('shim pure parts', () => {
   it('reads socket, log file and spool dir from the network config', () => {
-    assert.deepEqual(parseShimConfig('{"cniVersion":"1.0.0"}'), {
+    // A NetworkAttachmentDefinition's config, as a user writes it: the agent's defaults.
+    assert.deepEqual(parseShimConfig('{"cniVersion":"1.0.0","name":"blue","type":"odlcoe"}'), {
       cniVersion: '1.0.0',
       socket: '/run/odlcoe/cni.sock',
+      pendingDelDir: '/var/lib/odlcoe/pending-del',
+    });
+    // Another socket: no guess at where that agent spools.
+    assert.deepEqual(parseShimConfig('{"cniVersion":"1.0.0","socket":"/s"}'), {
+      cniVersion: '1.0.0',
+      socket: '/s',
     });
     assert.deepEqual(
       parseShimConfig('{"cniVersion":"0.4.0","socket":"/s","logFile":"/l","pendingDelDir":"/p"}'),

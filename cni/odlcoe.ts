@@ -30,6 +30,12 @@ import { fileURLToPath } from 'node:url';
 export const SUPPORTED_VERSIONS = ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'];
 const LATEST_VERSION = '1.1.0';
 export const DEFAULT_SOCKET = '/run/odlcoe/cni.sock';
+/**
+ * The agent's default `cni.pendingDelDir`. A NetworkAttachmentDefinition's config (an extra
+ * interface under Multus) is written by a user and names neither the socket nor the spool
+ * dir: both default to the agent's, so a DEL while the agent is away is queued there too.
+ */
+export const DEFAULT_PENDING_DEL_DIR = '/var/lib/odlcoe/pending-del';
 /** Longer than the agent's own request timeout (90 s), shorter than kubelet's 2 min. */
 export const REQUEST_TIMEOUT_MS = 110_000;
 /**
@@ -119,6 +125,8 @@ export function parseShimConfig(stdin: string): ShimConfig {
     throw new ShimError(7, 'invalid network config: socket must be an absolute path');
   }
   const config: ShimConfig = { cniVersion, socket };
+  // Only with the default socket: an agent on another socket may spool elsewhere too.
+  if (o.socket === undefined && o.pendingDelDir === undefined) config.pendingDelDir = DEFAULT_PENDING_DEL_DIR;
   for (const key of ['logFile', 'pendingDelDir'] as const) {
     const value = o[key];
     if (value === undefined) continue;

@@ -16,6 +16,7 @@ import { errorMessage } from '../common/log.js';
 import type { Registry } from '../common/metrics.js';
 import { startOpsServer, type OpsServer } from '../common/ops-server.js';
 import { supervise } from '../common/supervise.js';
+import { KubeEventRecorder } from '../k8s/event-recorder.js';
 import { Informer } from '../k8s/informer.js';
 import { KubeClient } from '../k8s/kube-client.js';
 import { kubeletPodUid } from '../k8s/pod-uid.js';
@@ -25,6 +26,7 @@ import { OdlModelsError, optionalModels, readModels, type OdlModels } from '../o
 import { Ovs } from '../ovs/ovs.js';
 import type { RestconfAuth } from '../restconf/auth.js';
 import { RestconfClient } from '../restconf/client.js';
+import { AttachmentRecordWaiter } from './attachment-record.js';
 import { OdlOperWait, restconfOperStatus } from './odl-oper-wait.js';
 import { PodChecksumOffload } from './checksum-offload.js';
 import { CniBinDir, SHIM_SOURCE } from './cni/bin-dir.js';
@@ -59,6 +61,9 @@ export interface AgentDeps {
   onFatal?: (err: Error) => void;
 }
 
+/** The Events the agent records (an extra interface refused) name it as their source. */
+export const AGENT_EVENT_COMPONENT = 'odlcoe-agent';
+
 /** How often DELs the shim queued while the agent was away are retried. */
 const PENDING_DEL_INTERVAL_MS = 30_000;
 const RETRY = { initialMs: 500, maxMs: 30_000 } as const;
@@ -84,6 +89,8 @@ export class Agent {
   private readonly restconf: RestconfClient;
   private readonly kube: KubeClient;
   private readonly informer: Informer<V1Pod>;
+  /** Warning Events on pods whose extra interface could not be attached. */
+  private readonly events: KubeEventRecorder;
   private readonly attacher: PodAttacher;
   private readonly checksumOffload: PodChecksumOffload;
   /** With Services on: the node's OVS internal port into the pod network (node-gateway.ts). */
@@ -158,7 +165,19 @@ export class Agent {
       metrics: this.metrics,
       logger: this.logger,
     });
+    this.events = new KubeEventRecorder(deps.kubeConfig, this.logger, config.nodeName, AGENT_EVENT_COMPONENT);
     this.attacher = new PodAttacher({
+      records: new AttachmentRecordWaiter(
+        {
+          get: (key) => this.informer.get(key),
+          onChange: (fn) => {
+            this.informer.on('add', fn).on('update', fn);
+            return () => this.informer.off('add', fn).off('update', fn);
+          },
+        },
+        config.cni.attachmentWaitSeconds * 1000,
+      ),
+      events: this.events,
       checksumOffload: this.checksumOffload,
       naming: ifaceNamingOf(config),
       operWait: new OdlOperWait({
@@ -301,6 +320,7 @@ export class Agent {
     await Promise.allSettled(this.tasks);
     await this.informer.stop();
     await this.cniServer?.close();
+    await this.events.flush();
     await this.opsServer?.close();
     this.restconf.close();
     this.ovs.close();

@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { DEFAULT_PENDING_DEL_DIR, DEFAULT_SOCKET } from '../../cni/odlcoe.js';
 import { ConfigError } from '../common/config-file.js';
 import { buildAgentConfig, ifaceNamingOf } from './config.js';
 
@@ -39,6 +40,12 @@ describe('buildAgentConfig', () => {
     const coe = buildAgentConfig({ flags: { ...base, backend: 'coe-northbound', clusterName: 'test' } });
     assert.deepEqual(ifaceNamingOf(coe), { backend: 'coe-northbound', clusterName: 'test' });
     assert.deepEqual(ifaceNamingOf(buildAgentConfig({ flags: base })), { backend: 'netvirt' });
+  });
+
+  it("has the socket and spool dir the shim falls back to (a NAD's config names neither)", () => {
+    const c = buildAgentConfig({ flags: { nodeName: 'n1', odlUrl: 'http://odl:8181' } });
+    assert.equal(c.cni.socket, DEFAULT_SOCKET);
+    assert.equal(c.cni.pendingDelDir, DEFAULT_PENDING_DEL_DIR);
   });
 
   it('layers file < environment < flags', async () => {

@@ -186,6 +186,10 @@ export const AGENT_SETTINGS = {
       default: 90,
       doc: "5..110: deadline of one CNI request (kubelet's CRI timeout is 2 min)",
     }),
+    attachmentWaitSeconds: setting(number(z.number().int().min(1).max(100)), {
+      default: 30,
+      doc: "1..100: how long an extra interface's ADD (a Multus attachment) waits for the watcher's allocation in the pod annotation `odlcoe.io/attachments` before it fails with code 11; keep it below `cni.requestTimeoutSeconds`",
+    }),
   },
   ipam: {
     dataDir: setting(absolutePath, {

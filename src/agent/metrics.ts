@@ -16,7 +16,9 @@ import { Counter, Gauge, Histogram, LATENCY_BUCKETS, metric, type Registry } fro
  * MAC, addresses, routes: one `nsenter ip -batch`), `ovs_add_port` (the OVSDB insert),
  * `ovs_attach` (until ovs-vswitchd reports the OpenFlow port or an error), with `odl.operWait`
  * on `odl_oper_wait` (until ODL reports the pod's interface oper-status up, or the timeout),
- * and `rollback` when it failed.
+ * and `rollback` when it failed. An extra interface's ADD (a Multus attachment) starts with
+ * `attachment_wait` (until the watcher's allocation is in the pod annotation) and has neither
+ * `ipam` nor `odl_oper_wait`.
  *
  * DEL: `ovs_del_port` (ownership check and removal in one transaction), then `veth_delete`
  * and `ipam` (host-local DEL) at the same time.
@@ -26,6 +28,7 @@ import { Counter, Gauge, Histogram, LATENCY_BUCKETS, metric, type Registry } fro
  */
 export type CniStep =
   | 'lock_wait'
+  | 'attachment_wait'
   | 'replaced_check'
   | 'ipam'
   | 'veth_create'
@@ -77,6 +80,7 @@ export class AgentMetrics {
   readonly ovsErrors: Counter<'operation'>;
   readonly ipamErrors: Counter<'operation'>;
   readonly reconcileRemoved: Counter<'kind'>;
+  readonly extraInterfaceRefusals: Counter<'reason'>;
   readonly gatewayUp: Gauge;
   readonly gatewayRepairs: Counter<'what'>;
 
@@ -135,6 +139,17 @@ export class AgentMetrics {
           name: 'odlcoe_agent_reconcile_removed_total',
           help: 'Stale attachments removed by reconcile and GC, by kind (port, lease)',
           labelNames: ['kind'] as const,
+          registers: [],
+        }),
+    );
+    this.extraInterfaceRefusals = metric(
+      registry,
+      'odlcoe_agent_extra_interface_refusals_total',
+      () =>
+        new Counter({
+          name: 'odlcoe_agent_extra_interface_refusals_total',
+          help: "Extra interfaces (Multus attachments) whose ADD failed before anything was made, by reason: the watcher's refusal (ip-taken, ip-outside-subnet, malformed-mac, unknown-network, ...), timeout (no allocation in time), unusable (a record the kernel would refuse)",
+          labelNames: ['reason'] as const,
           registers: [],
         }),
     );

@@ -92,10 +92,8 @@ const NSFS_MAGIC = 0x6e736673;
 export async function createPodInterface(
   spec: PodInterfaceSpec,
 ): Promise<{ hostMac: string; podMac: string }> {
-  const mac = validateMac(spec.mac);
   // Everything checked before anything is created.
-  spec.addresses.forEach((a) => parseInterfaceCidr(a.cidr));
-  spec.routes.forEach(parseRoute);
+  const mac = validatePodAddressing(spec);
   const { hostMac } = await createVethPair(spec);
   try {
     await configurePodInterface(spec);
@@ -107,6 +105,22 @@ export async function createPodInterface(
     });
     throw err;
   }
+}
+
+/**
+ * Checks what configurePodInterface would give the pod end (MAC, `address/prefix` list, routes
+ * with host-bit-free destinations and same-family gateways), so a caller can refuse bad values
+ * before it creates anything. Returns the MAC; throws a NameError or an Error naming the value.
+ */
+export function validatePodAddressing(spec: {
+  mac: string;
+  addresses: { cidr: string }[];
+  routes: { dst: string; gw?: string }[];
+}): string {
+  const mac = validateMac(spec.mac);
+  spec.addresses.forEach((a) => parseInterfaceCidr(a.cidr));
+  spec.routes.forEach(parseRoute);
+  return mac;
 }
 
 /**

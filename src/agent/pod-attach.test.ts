@@ -125,6 +125,7 @@ describe('PodAttacher on a real dataplane', { skip: skipUnlessRoot(), timeout: 1
     assert.ok(port && port.ofport > 0, 'ovs-vswitchd attached the port');
     assert.deepEqual(port.externalIds, {
       [EXTERNAL_ID.ifaceId]: `team-a:${pod.name}`,
+      [EXTERNAL_ID.pod]: `team-a/${pod.name}`,
       [EXTERNAL_ID.attachedMac]: podMac(ip),
       [EXTERNAL_ID.ipAddress]: ip,
       [EXTERNAL_ID.containerId]: cid,
@@ -265,7 +266,7 @@ describe('PodAttacher on a real dataplane', { skip: skipUnlessRoot(), timeout: 1
       'cni.dev/valid-attachments': [{ containerID: listed, ifname: 'eth0' }],
     });
 
-    await attacher.gc(gc.config.validAttachments ?? [], (id) => id === busy);
+    await attacher.gc(gc, (id) => id === busy);
 
     await assertNothingOf(gone);
     for (const kept of [listed, busy]) {

@@ -26,12 +26,15 @@ import { errorMessage } from '../common/log.js';
 import { NameError } from '../common/name-error.js';
 import { validatePodRef } from '../k8s/names.js';
 import { podMac } from '../netvirt/names.js';
-import { EXTERNAL_ID, isPodPort, podOfPort } from '../ovs/external-ids.js';
+import type { EventRecorder } from '../k8s/event-recorder.js';
+import { EXTERNAL_ID, isExtraInterfacePort, isPodPort, podOfPort } from '../ovs/external-ids.js';
 import type { Ovs, OvsPort } from '../ovs/ovs.js';
+import type { AttachmentRecordWaiter } from './attachment-record.js';
 import type { PodChecksumOffload } from './checksum-offload.js';
+import { ExtraInterfaceAttacher, type PodRef } from './extra-interface.js';
 import type { OdlOperWait } from './odl-oper-wait.js';
 import { CNI_ERROR, CniError } from './cni/error.js';
-import type { CniAttachment, CniRequest } from './cni/request.js';
+import type { CniRequest } from './cni/request.js';
 import type { CniResult } from './cni/result.js';
 import type { HostLocalIpam, HostLocalLeaseStore, IpamResult } from './ipam.js';
 import type { AgentMetrics, StepTimer } from './metrics.js';
@@ -45,6 +48,7 @@ import {
   inspectPodInterface,
 } from './netns.js';
 import { defaultRoute, type PodSubnet } from './pod-subnet.js';
+import { UndoStack } from './undo.js';
 
 /** The pod subnet and the IPAM that hands out its addresses (absent until a subnet is known). */
 export interface IpamState {
@@ -76,6 +80,13 @@ export interface PodAttacherOptions {
   operWait?: Pick<OdlOperWait, 'mode' | 'wait'>;
   /** The iface-id scheme of the watcher's backend (iface-id.ts); default netvirt. */
   naming?: IfaceNaming;
+  /**
+   * Where an extra interface's ADD (a NetworkAttachmentDefinition's config, without `ipam`)
+   * finds the watcher's allocation; absent: such ADDs are refused (code 7).
+   */
+  records?: AttachmentRecordWaiter;
+  /** Warning Events on pods whose extra interface was refused. */
+  events?: EventRecorder;
   metrics: AgentMetrics;
   logger: Logger;
 }
@@ -128,7 +139,8 @@ export class PodAttacher {
   private readonly bridge: string;
   private readonly logger: Logger;
   private readonly metrics: AgentMetrics;
-
+  /** Extra interfaces (Multus attachments): extra-interface.ts. */
+  private readonly extra: ExtraInterfaceAttacher | undefined;
   private readonly naming: IfaceNaming;
 
   constructor(private readonly options: PodAttacherOptions) {
@@ -137,6 +149,21 @@ export class PodAttacher {
     this.bridge = options.bridge;
     this.logger = options.logger;
     this.metrics = options.metrics;
+    this.extra = options.records
+      ? new ExtraInterfaceAttacher({
+          ovs: options.ovs,
+          bridge: options.bridge,
+          mtu: options.mtu,
+          records: options.records,
+          ...(options.events ? { events: options.events } : {}),
+          ...(options.checksumOffload ? { checksumOffload: options.checksumOffload } : {}),
+          metrics: options.metrics,
+          logger: options.logger,
+          removeReplaced: (ifaceId, pod, containerId) =>
+            this.removeReplacedAttachments(ifaceId, pod, containerId),
+          deleteOwnPort: (portName, containerId) => this.deleteOwnPort(portName, containerId),
+        })
+      : undefined;
   }
 
   private requireIpam(): IpamState {
@@ -160,6 +187,20 @@ export class PodAttacher {
     } catch (err) {
       throw new CniError(CNI_ERROR.invalidEnvironment, `CNI_ARGS: ${errorMessage(err)}`);
     }
+    const pod: PodRef = {
+      namespace: args.podNamespace,
+      name: args.podName,
+      ...(args.podUid ? { uid: args.podUid } : {}),
+    };
+    if (req.config.extra) {
+      this.refuseReplacedPod(pod.namespace, pod.name, pod.uid);
+      if (!this.extra)
+        throw new CniError(
+          CNI_ERROR.invalidNetworkConfig,
+          'a network config without ipam is an extra interface (a NetworkAttachmentDefinition), and this agent serves none',
+        );
+      return this.extra.add(req, signal, pod);
+    }
     const { subnet, ipam } = this.requireIpam();
     if (req.config.ipamSubnet !== undefined && req.config.ipamSubnet !== subnet.cidr) {
       throw new CniError(
@@ -178,7 +219,11 @@ export class PodAttacher {
     const timer = this.metrics.stepTimer('ADD');
     try {
       await timer.time('replaced_check', () =>
-        this.removeReplacedAttachments(podNamespace, podName, podUid, containerId),
+        this.removeReplacedAttachments(
+          podIfaceId(this.naming, podNamespace, podName),
+          { namespace: podNamespace, name: podName, ...(podUid ? { uid: podUid } : {}) },
+          containerId,
+        ),
       );
       return await this.wire(req, signal, { subnet, ipam, portName, timer });
     } finally {
@@ -198,7 +243,7 @@ export class PodAttacher {
   ): Promise<CniResult> {
     const { containerId, ifName, netns, args } = req;
     const { subnet, ipam, portName, timer } = ctx;
-    const undo: { what: string; run: () => Promise<unknown> }[] = [];
+    const undo = new UndoStack();
     let offloading: Promise<void> | undefined;
     const step = () => {
       if (signal.aborted)
@@ -224,16 +269,11 @@ export class PodAttacher {
         veth,
       ]);
       if (leased.status === 'fulfilled') {
-        undo.push({
-          what: 'release IP',
-          run: () =>
-            this.metrics.count(this.metrics.ipamErrors, 'del', () =>
-              ipam.del({ containerId, ifName, netns }),
-            ),
-        });
+        undo.push('release IP', () =>
+          this.metrics.count(this.metrics.ipamErrors, 'del', () => ipam.del({ containerId, ifName, netns })),
+        );
       }
-      if (pair.status === 'fulfilled')
-        undo.push({ what: 'delete veth', run: () => deleteHostVeth(portName) });
+      if (pair.status === 'fulfilled') undo.push('delete veth', () => deleteHostVeth(portName));
       if (leased.status === 'rejected') {
         throw new CniError(
           CNI_ERROR.ipam,
@@ -295,15 +335,7 @@ export class PodAttacher {
             `could not add OVS port ${portName} to ${this.bridge}: ${errorMessage(err)}`,
           );
         });
-      undo.push({
-        what: 'delete OVS port',
-        run: () =>
-          this.metrics.count(this.metrics.ovsErrors, 'del_port', () =>
-            this.ovs.delPort(this.bridge, portName, {
-              ifExternalIds: { [EXTERNAL_ID.containerId]: containerId },
-            }),
-          ),
-      });
+      undo.push('delete OVS port', () => this.deleteOwnPort(portName, containerId));
       step();
 
       const operWait = this.options.operWait;
@@ -325,28 +357,7 @@ export class PodAttacher {
       };
     } catch (err) {
       await offloading?.catch(() => undefined);
-      const failures = await timer.time('rollback', async () => {
-        const failed: string[] = [];
-        for (const u of undo.reverse()) {
-          try {
-            await u.run();
-          } catch (undoErr) {
-            failed.push(`${u.what}: ${errorMessage(undoErr)}`);
-          }
-        }
-        return failed;
-      });
-      const error = err instanceof CniError ? err : new CniError(CNI_ERROR.internal, errorMessage(err));
-      if (failures.length > 0) {
-        this.logger.error('ADD rollback incomplete', { containerId, ifName, failures });
-        throw new CniError(
-          error.code,
-          error.message,
-          `rollback incomplete (DEL will retry): ${failures.join('; ')}`,
-        );
-      }
-      this.logger.info('ADD failed and was rolled back', { containerId, ifName, error: error.message });
-      throw error;
+      return undo.rollBack(err, { timer, logger: this.logger, log: { containerId, ifName } });
     }
   }
 
@@ -371,18 +382,14 @@ export class PodAttacher {
 
   /**
    * A pod re-created under the same name (a StatefulSet pod) must be the only port with its
-   * iface-id, or Genius may bind the old one. Ports of the same name but another pod UID are
-   * removed once the informer confirms the requesting UID is the current one.
+   * iface-id (the pod's, iface-id.ts, or an extra interface's attachment name), or Genius may
+   * bind the old one. Ports of that iface-id but another pod UID are removed once the informer
+   * confirms the requesting UID is the current one.
    */
-  private async removeReplacedAttachments(
-    namespace: string,
-    name: string,
-    uid: string | undefined,
-    containerId: string,
-  ): Promise<void> {
+  private async removeReplacedAttachments(ifaceId: string, pod: PodRef, containerId: string): Promise<void> {
     const pods = this.options.pods;
+    const { namespace, name, uid } = pod;
     if (!uid || !pods?.hasSynced() || pods.uidOf(namespace, name) !== uid) return;
-    const ifaceId = podIfaceId(this.naming, namespace, name);
     // Only the ports bound to this pod name, filtered by ovsdb-server: this runs on every ADD.
     const ports = await this.metrics.count(this.metrics.ovsErrors, 'list_ports', () =>
       this.ovs.listPorts(this.bridge, { withExternalIds: { [EXTERNAL_ID.ifaceId]: ifaceId } }),
@@ -412,10 +419,19 @@ export class PodAttacher {
     }
   }
 
+  /** Deletes the OVS port of that name if it is `containerId`'s, checked by ovsdb-server in the same transaction. */
+  private deleteOwnPort(portName: string, containerId: string) {
+    return this.metrics.count(this.metrics.ovsErrors, 'del_port', () =>
+      this.ovs.delPort(this.bridge, portName, { ifExternalIds: { [EXTERNAL_ID.containerId]: containerId } }),
+    );
+  }
+
   /**
    * DEL: everything of (container id, ifname), from those two alone; already gone is success.
    * The OVS port goes first (so nothing of the old pod is on the bridge once the address can
    * be handed out again); then the veth and the lease, which are independent, in parallel.
+   * An extra interface's DEL has no lease to release; its port and veth are named after its
+   * own ifname, so it never touches eth0 or another attachment.
    */
   async del(req: CniRequest): Promise<void> {
     const { containerId, ifName, netns } = req;
@@ -424,13 +440,7 @@ export class PodAttacher {
     try {
       // Removed only when its container-id is this container's, checked by ovsdb-server in
       // the removing transaction itself.
-      const outcome = await timer.time('ovs_del_port', () =>
-        this.metrics.count(this.metrics.ovsErrors, 'del_port', () =>
-          this.ovs.delPort(this.bridge, portName, {
-            ifExternalIds: { [EXTERNAL_ID.containerId]: containerId },
-          }),
-        ),
-      );
+      const outcome = await timer.time('ovs_del_port', () => this.deleteOwnPort(portName, containerId));
       const results = await Promise.allSettled([
         // A 32-bit name collision: the port (and so the veth) is another container's. Leave them.
         // Without a port, the name proves nothing: the veth can be another container's (its ADD
@@ -440,7 +450,10 @@ export class PodAttacher {
           : timer.time('veth_delete', () =>
               outcome === 'removed' ? deleteHostVeth(portName) : this.deleteOrphanVeth(portName, containerId),
             ),
-        timer.time('ipam', () => this.releaseLease({ containerId, ifName, netns })),
+        // An extra interface has no host-local lease (the watcher allocated its address).
+        req.config.extra
+          ? Promise.resolve()
+          : timer.time('ipam', () => this.releaseLease({ containerId, ifName, netns })),
       ]);
       if (outcome === 'not-owned') {
         this.logger.warn('DEL: the port of this name belongs to another container; left alone', {
@@ -516,7 +529,8 @@ export class PodAttacher {
 
   /**
    * CHECK: the port exists, is attached and is this container's; the pod interface exists
-   * with the MAC and addresses of prevResult; the addresses are still leased to it.
+   * with the MAC and addresses of prevResult; the addresses are still leased to it (eth0: an
+   * extra interface's address is the watcher's, held in the pod's annotation, not a lease).
    */
   async check(req: CniRequest): Promise<void> {
     const { containerId, ifName, netns } = req;
@@ -578,6 +592,7 @@ export class PodAttacher {
         }
       }
     }
+    if (req.config.extra) return;
     const state = this.requireIpam();
     const leases = await this.metrics.count(this.metrics.ipamErrors, 'list', () => state.ipam.leases());
     for (const address of want) {
@@ -592,10 +607,19 @@ export class PodAttacher {
   }
 
   /**
-   * GC: removes every attachment (OVS port, lease) that is not in `valid` and not being worked
-   * on right now, continuing past failures; fails at the end if anything could not be removed.
+   * GC: removes every attachment (OVS port, lease) of the request's network that is not in
+   * `valid` and not being worked on right now, continuing past failures; fails at the end if
+   * anything could not be removed. GC is per network: odlcoe's own (eth0 ports and leases),
+   * or a NetworkAttachmentDefinition's (the extra interfaces added with that CNI network name),
+   * so the runtime's GC of one never removes the live attachments of another.
    */
-  async gc(valid: CniAttachment[], busy: (containerId: string) => boolean): Promise<void> {
+  async gc(req: CniRequest, busy: (containerId: string) => boolean): Promise<void> {
+    const valid = req.config.validAttachments ?? [];
+    const extra = req.config.extra !== undefined;
+    const ofNetwork = (port: OvsPort) =>
+      extra
+        ? isExtraInterfacePort(port) && port.externalIds[EXTERNAL_ID.cniNetwork] === req.config.name
+        : !isExtraInterfacePort(port);
     const validPorts = new Set<string>();
     for (const a of valid) {
       try {
@@ -610,7 +634,7 @@ export class PodAttacher {
     const ports = await this.metrics.count(this.metrics.ovsErrors, 'list_ports', () =>
       this.ovs.listPorts(this.bridge),
     );
-    for (const port of ports.filter(isPodPort)) {
+    for (const port of ports.filter((p) => isPodPort(p) && ofNetwork(p))) {
       const containerId = port.externalIds[EXTERNAL_ID.containerId] ?? '';
       if (validPorts.has(port.name) || busy(containerId)) continue;
       try {
@@ -620,7 +644,7 @@ export class PodAttacher {
         failures.push(`port ${port.name}: ${errorMessage(err)}`);
       }
     }
-    const state = this.options.ipamState();
+    const state = extra ? undefined : this.options.ipamState();
     if (state) {
       const leases = await this.metrics.count(this.metrics.ipamErrors, 'list', () => state.ipam.leases());
       for (const lease of leases) {

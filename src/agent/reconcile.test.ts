@@ -73,6 +73,36 @@ describe('planReconcile', () => {
     );
   });
 
+  it("judges an extra interface's port by odlcoe-pod, never by its iface-id (the watcher's attachment name)", () => {
+    const extra = (name: string, pod: string, ifaceId: string, uid: string) =>
+      port(name, {
+        'iface-id': ifaceId,
+        'container-id': `c-${name}`,
+        'ip-address': '10.50.0.5',
+        'pod-uid': uid,
+        'odlcoe-network': 'default/blue',
+        'odlcoe-pod': pod,
+        'odlcoe-ifname': 'net1',
+      });
+    const ports = [
+      // The iface-id names a pod that does not exist: irrelevant, the pod is alive.
+      extra('veth000000e1', 'default/alive', 'default:gone:net1', 'u-alive'),
+      extra('veth000000e2', 'default/gone', 'default:alive', 'u-gone'),
+      extra('veth000000e3', 'default/renamed', 'x', 'u-old'),
+      extra('veth000000e4', 'no-slash', 'default:gone', 'u-alive'),
+      // No odlcoe-pod: in doubt, kept (its iface-id would name a pod that is gone).
+      port('veth000000e5', {
+        'container-id': 'c-e5',
+        'iface-id': 'default:gone',
+        'odlcoe-network': 'default/blue',
+      }),
+    ];
+    assert.deepEqual(
+      planReconcile(ports, [], pods).stalePorts.map((p) => p.name),
+      ['veth000000e2', 'veth000000e3'],
+    );
+  });
+
   it('frees a lease only when no live pod, no remaining port and no removed port holds it', () => {
     const ports = [
       podPort('veth00000001', 'default:alive', 'c1', '10.11.1.2', 'u-alive'),

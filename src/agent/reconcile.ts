@@ -47,9 +47,10 @@ export interface ReconcilePlan {
 
 /**
  * What to remove after a restart, decided from the bridge, the leases and the synced pod
- * informer. A port goes only when its pod (by iface-id) is gone from this node, or the pod
- * under that name has another UID than the port records. Anything in doubt stays: ports
- * without a parsable iface-id, pods without a recorded UID. A lease goes only when no
+ * informer. A port goes only when its pod (by iface-id, or `odlcoe-pod` on an extra
+ * interface's port) is gone from this node, or the pod under that name has another UID than
+ * the port records. Anything in doubt stays: ports without a parsable pod reference, pods
+ * without a recorded UID. A lease goes only when no
  * remaining port and no live pod holds its address, and its container has no remaining port.
  */
 export function planReconcile(
@@ -64,6 +65,7 @@ export function planReconcile(
       keptPorts.push(port);
       continue;
     }
+    // An extra interface's port (a Multus attachment) goes with its pod, like the pod's own.
     const ref = podOfPort(port.externalIds);
     if (!ref) {
       keptPorts.push(port);

@@ -149,7 +149,15 @@ export async function startAttachFixture(): Promise<AttachFixture> {
             CNI_IFNAME: 'eth0',
             CNI_ARGS: args,
           },
-          JSON.stringify({ cniVersion: '1.1.0', name: NETWORK, type: 'odlcoe', ...config }),
+          // odlcoe's own conflist always carries host-local ipam (without it, a config is a
+          // NetworkAttachmentDefinition's, for an extra interface).
+          JSON.stringify({
+            cniVersion: '1.1.0',
+            name: NETWORK,
+            type: 'odlcoe',
+            ipam: { type: 'host-local', ranges: [[{ subnet: subnet.cidr }]] },
+            ...config,
+          }),
         );
       },
       leases: () => ipamState.ipam.leases(),

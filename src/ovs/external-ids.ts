@@ -17,9 +17,19 @@ export const EXTERNAL_ID = {
   containerId: 'container-id',
   /**
    * `<namespace>/<pod>` of a pod port: the iface-id names the namespace only under the netvirt
-   * backend (`<namespace>:<pod>`), not under coe-northbound (`<cluster UUID>:<pod>`).
+   * backend (`<namespace>:<pod>`), not under coe-northbound (`<cluster UUID>:<pod>`), nor on
+   * an extra interface's port (the watcher's name for the attachment).
    */
   pod: 'odlcoe-pod',
+  /**
+   * On an extra interface's port only (a Multus attachment): the NetworkAttachmentDefinition
+   * `<namespace>/<name>`; with `odlcoe-ifname` and `odlcoe-cni-network` beside it.
+   */
+  network: 'odlcoe-network',
+  /** Extra interface: its name in the pod (CNI_IFNAME, `net1`). */
+  ifName: 'odlcoe-ifname',
+  /** Extra interface: the CNI network name of the config it was added with (GC is per network). */
+  cniNetwork: 'odlcoe-cni-network',
 } as const;
 
 /** The `ns:name` iface-id of an OVS port, split; undefined when absent or malformed. */
@@ -32,12 +42,14 @@ export function parseIfaceId(value: string | undefined): { namespace: string; na
 
 /**
  * The pod an OVS pod port belongs to: `odlcoe-pod`, or for ports made before the agent recorded
- * it, the `<namespace>:<pod>` iface-id; undefined when neither parses.
+ * it, the `<namespace>:<pod>` iface-id; undefined when neither parses. An extra interface's
+ * port is judged by `odlcoe-pod` alone: its iface-id never names the pod.
  */
 export function podOfPort(
   externalIds: Readonly<Record<string, string>>,
 ): { namespace: string; name: string } | undefined {
   const recorded = externalIds[EXTERNAL_ID.pod];
+  if (recorded === undefined && externalIds[EXTERNAL_ID.network] !== undefined) return undefined;
   if (recorded !== undefined) {
     const slash = recorded.indexOf('/');
     if (slash <= 0 || slash === recorded.length - 1 || recorded.indexOf('/', slash + 1) >= 0)
@@ -50,4 +62,9 @@ export function podOfPort(
 /** Whether this OVS port is a pod attachment odlcoe made (other ports on br-int are never touched). */
 export function isPodPort(port: OvsPort): boolean {
   return /^veth[0-9a-f]{8}$/.test(port.name) && Boolean(port.externalIds[EXTERNAL_ID.containerId]);
+}
+
+/** Whether this pod port is an extra interface (a Multus attachment), not the pod's `eth0`. */
+export function isExtraInterfacePort(port: OvsPort): boolean {
+  return isPodPort(port) && port.externalIds[EXTERNAL_ID.network] !== undefined;
 }

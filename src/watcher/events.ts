@@ -1,126 +1,23 @@
 /**
- * Kubernetes Events (core/v1) for what an operator must act on: a foreign ODL object holding a
- * name a pod, Service, namespace or node needs, a node subnet pool used up. One Event per
- * (object, reason), created once and then counted up (as client-go's recorder aggregates), at
- * most once per `minIntervalMs`, so a key retried for hours does not flood the API server.
- * Recording never blocks or fails a reconcile: errors are logged.
+ * The watcher's Kubernetes Events (src/k8s/event-recorder.ts), recorded as `odlcoe-watcher`:
+ * what an operator must act on, such as a foreign ODL object holding a name a pod, Service,
+ * namespace or node needs, or a node subnet pool used up.
  */
-import { createHash } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../common/log.js';
-import { errorMessage } from '../common/log.js';
 import { WATCHER_EVENT_COMPONENT } from '../config/watcher-settings.js';
-import { KubeApiError, KubeClient } from '../k8s/kube-client.js';
-import type { KubeObjectRef } from '../netvirt/plan.js';
+import { KubeEventRecorder as Recorder } from '../k8s/event-recorder.js';
 
-/** The Kubernetes object an Event is about. */
-export type InvolvedObject = KubeObjectRef;
+export type { EventRecorder, InvolvedObject } from '../k8s/event-recorder.js';
 
-export interface EventRecorder {
-  warning(object: InvolvedObject, reason: string, message: string): void;
-}
-
-interface Recorded {
-  name: string;
-  namespace: string;
-  count: number;
-  lastSentAt: number;
-}
-
-export class KubeEventRecorder implements EventRecorder {
-  private readonly client: KubeClient;
-  private readonly recorded = new Map<string, Recorded>();
-  /** Requests in flight, so close() can wait for them. */
-  private readonly inFlight = new Set<Promise<void>>();
-
+export class KubeEventRecorder extends Recorder {
   constructor(
     kubeConfig: KubeConfig,
-    private readonly logger: Logger,
-    private readonly host: string,
-    private readonly minIntervalMs = 60_000,
-    private readonly now: () => number = Date.now,
+    logger: Logger,
+    host: string,
+    minIntervalMs = 60_000,
+    now: () => number = Date.now,
   ) {
-    this.client = new KubeClient(kubeConfig);
-  }
-
-  warning(object: InvolvedObject, reason: string, message: string): void {
-    const id = `${object.kind}/${object.namespace ?? ''}/${object.name}/${object.uid ?? ''}/${reason}`;
-    const now = this.now();
-    this.forgetOld(now);
-    const previous = this.recorded.get(id);
-    if (previous && now - previous.lastSentAt < this.minIntervalMs) {
-      previous.count += 1;
-      return;
-    }
-    // Events about cluster-scoped objects live in `default`, as client-go records them.
-    const namespace = object.namespace ?? 'default';
-    const name = `${object.name}.${createHash('sha256').update(id).digest('hex').slice(0, 16)}`;
-    const entry: Recorded = previous ?? { name, namespace, count: 0, lastSentAt: now };
-    entry.count += 1;
-    entry.lastSentAt = now;
-    this.recorded.set(id, entry);
-    const send = this.send(object, entry, reason, message).finally(() => this.inFlight.delete(send));
-    this.inFlight.add(send);
-  }
-
-  /** Keeps the memory bounded: an Event not repeated for an hour starts over as a new one. */
-  private forgetOld(now: number): void {
-    if (this.recorded.size < 1000) return;
-    for (const [id, r] of this.recorded) if (now - r.lastSentAt > 3_600_000) this.recorded.delete(id);
-  }
-
-  async flush(): Promise<void> {
-    await Promise.all([...this.inFlight]);
-  }
-
-  private async send(
-    object: InvolvedObject,
-    entry: Recorded,
-    reason: string,
-    message: string,
-  ): Promise<void> {
-    const timestamp = new Date(this.now()).toISOString().replace(/\.\d+Z$/, 'Z');
-    const path = `/api/v1/namespaces/${encodeURIComponent(entry.namespace)}/events`;
-    const involvedObject = {
-      apiVersion: 'v1',
-      kind: object.kind,
-      name: object.name,
-      ...(object.namespace ? { namespace: object.namespace } : {}),
-      ...(object.uid ? { uid: object.uid } : {}),
-    };
-    const body = {
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: { name: entry.name, namespace: entry.namespace },
-      involvedObject,
-      reason,
-      message,
-      type: 'Warning',
-      count: entry.count,
-      firstTimestamp: timestamp,
-      lastTimestamp: timestamp,
-      source: { component: WATCHER_EVENT_COMPONENT, host: this.host },
-      reportingComponent: WATCHER_EVENT_COMPONENT,
-      reportingInstance: this.host,
-    };
-    try {
-      try {
-        await this.client.request('POST', path, { body, timeoutMs: 10_000 });
-      } catch (err) {
-        if (!(err instanceof KubeApiError && err.status === 409)) throw err;
-        // Already recorded (by us earlier, or a previous process): count it up.
-        await this.client.request('PATCH', `${path}/${encodeURIComponent(entry.name)}`, {
-          body: { count: entry.count, lastTimestamp: timestamp, message },
-          contentType: 'application/merge-patch+json',
-          timeoutMs: 10_000,
-        });
-      }
-    } catch (err) {
-      this.logger.warn('could not record Kubernetes event', {
-        involved: `${object.kind} ${object.namespace ? `${object.namespace}/` : ''}${object.name}`,
-        reason,
-        error: errorMessage(err),
-      });
-    }
+    super(kubeConfig, logger, host, WATCHER_EVENT_COMPONENT, minIntervalMs, now);
   }
 }

@@ -66,7 +66,9 @@ describe('DEL while no pod subnet is known', () => {
   function del(svc: CniService, containerId: string) {
     return svc.handle(
       { CNI_COMMAND: 'DEL', CNI_CONTAINERID: containerId, CNI_IFNAME: 'eth0', CNI_NETNS: '' },
-      JSON.stringify({ cniVersion: '1.0.0', name: NETWORK, type: 'odlcoe' }),
+      // As the runtime sends it: the conflist's plugin, with its host-local ipam (a config
+      // without ipam is a NetworkAttachmentDefinition's, whose DEL has no lease).
+      JSON.stringify({ cniVersion: '1.0.0', name: NETWORK, type: 'odlcoe', ipam: { type: 'host-local' } }),
     );
   }
 

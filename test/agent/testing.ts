@@ -196,8 +196,8 @@ export async function putNodeSubnet(odlUrl: string, podCidr: string | undefined)
  * PUTs this node's network `odlcoe-node:<node>` into the emulator as an ODL user (or the
  * watcher) would: where the agent reads its subnet on every release.
  */
-export async function putNodeNetwork(odlUrl: string, podCidr: string): Promise<void> {
-  const network = translateNodeNetwork(NODE_NAME, [podCidr]);
+export async function putNodeNetwork(odlUrl: string, podCidr: string, nodeName = NODE_NAME): Promise<void> {
+  const network = translateNodeNetwork(nodeName, [podCidr]);
   const res = await fetch(
     `${odlUrl}/restconf/config/dhcp_allocation_pool:dhcp_allocation_pool/network/${network.networkId}`,
     {

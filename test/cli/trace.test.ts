@@ -173,6 +173,55 @@ describe('odlcoectl trace on the pod node (real OVS)', { skip: skipUnlessRoot() 
     }
   });
 
+  it("lists every OVS port of the pod, its extra interfaces' (Multus attachments) too, and no other pod's", async () => {
+    const extraPort = (name: string, pod: string, ifName: string, ip: string) => [
+      'add-port',
+      BRIDGE,
+      name,
+      '--',
+      'set',
+      'Interface',
+      name,
+      'type=internal',
+      `external_ids:iface-id="odlcoe-att:${pod.replace('/', ':')}:${ifName}"`,
+      'external_ids:container-id=c0ffee',
+      'external_ids:odlcoe-network="default/blue"',
+      `external_ids:odlcoe-pod="${pod}"`,
+      `external_ids:odlcoe-ifname=${ifName}`,
+      'external_ids:attached-mac="0a:58:0a:32:00:05"',
+      `external_ids:ip-address=${ip}`,
+    ];
+    const mine = `veth${randomBytes(4).toString('hex')}`;
+    const other = `veth${randomBytes(4).toString('hex')}`;
+    await sandbox?.vsctl(extraPort(mine, POD, 'net1', '10.50.0.5'));
+    await sandbox?.vsctl(extraPort(other, 'team-a/api-0', 'net1', '10.50.0.6'));
+    try {
+      const res = await traceHere();
+      assert.equal(res.code, 0, res.stderr + res.stdout);
+      const r = parse(res.stdout);
+      assert.equal(r.verdict, 'ok');
+      assert.deepEqual(
+        r.ovsPorts?.map((p) => [p.ifName, p.port, p.ifaceId, p.network, p.mac, p.ips]),
+        [
+          ['eth0', port, IFACE, null, MAC, [IP]],
+          ['net1', mine, 'odlcoe-att:default:web-0:net1', 'default/blue', '0a:58:0a:32:00:05', ['10.50.0.5']],
+        ],
+      );
+      const human = await h.run(['trace', POD, '--ovs-db', sandbox?.dbSocket ?? '']);
+      assert.equal(human.code, 0, human.stderr);
+      assert.match(
+        human.stdout,
+        new RegExp(
+          `^OVS ports of the pod:\n  eth0  ${port}  ofport \\d+  iface-id ${IFACE}  mac ${MAC}  ip ${IP}\n  net1  ${mine}  ofport \\d+  iface-id odlcoe-att:default:web-0:net1  network default/blue  mac 0a:58:0a:32:00:05  ip 10.50.0.5$`,
+          'm',
+        ),
+      );
+    } finally {
+      await sandbox?.vsctl(['del-port', BRIDGE, mine]);
+      await sandbox?.vsctl(['del-port', BRIDGE, other]);
+    }
+  });
+
   it('after the OVS port is removed by hand it pinpoints the missing port', async () => {
     await sandbox?.vsctl(['del-port', BRIDGE, port]);
     try {

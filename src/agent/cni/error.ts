@@ -22,6 +22,12 @@ export const CNI_ERROR = {
   staleRequest: 104,
   /** ODL did not report the pod's interface operational in time (odl.operWait wait-and-fail). */
   odlInterface: 105,
+  /**
+   * An extra interface (a Multus attachment) cannot be wired as asked: the watcher refused its
+   * allocation (the message carries its reason: `ip-taken`, `ip-outside-subnet`,
+   * `malformed-mac`, `unknown-network`, ...), or its record is unusable.
+   */
+  attachment: 106,
 } as const;
 
 export type CniErrorCode = (typeof CNI_ERROR)[keyof typeof CNI_ERROR];

@@ -105,4 +105,25 @@ describe('versions', () => {
         err instanceof CniError && /0\.3\.0, 0\.3\.1, 0\.4\.0, 1\.0\.0, 1\.1\.0/.test(err.details ?? ''),
     );
   });
+
+  it("takes a config without ipam for a NetworkAttachmentDefinition's, with Multus' runtimeConfig ips and mac", () => {
+    const primary = parseCniRequest(addEnv, config({ ipam: { type: 'host-local', subnet: '10.11.1.0/24' } }));
+    assert.equal(primary.config.extra, undefined);
+    const nad = parseCniRequest(
+      { ...addEnv, CNI_IFNAME: 'net1' },
+      config({ name: 'blue', runtimeConfig: { ips: ['10.50.0.9/24'], mac: '0a:00:00:00:00:09' } }),
+    );
+    assert.deepEqual(nad.config.extra, { ips: ['10.50.0.9/24'], mac: '0a:00:00:00:00:09' });
+    assert.deepEqual(parseCniRequest(addEnv, config()).config.extra, {});
+    assert.deepEqual(
+      parseCniRequest(addEnv, config({ runtimeConfig: { ips: [], mac: '' } })).config.extra,
+      {},
+    );
+    for (const runtimeConfig of [[], 'x', { ips: '10.50.0.9' }, { ips: [''] }, { ips: [9] }, { mac: 5 }])
+      assert.equal(
+        code(() => parseCniRequest(addEnv, config({ runtimeConfig }))),
+        7,
+        JSON.stringify(runtimeConfig),
+      );
+  });
 });

@@ -37,6 +37,20 @@ export interface NetworkConfig {
   ipamSubnet?: string;
   prevResult?: CniResult;
   validAttachments?: CniAttachment[];
+  /**
+   * Present when the config is a NetworkAttachmentDefinition's (a Multus delegate for an extra
+   * interface): odlcoe's own conflist always carries host-local `ipam`, a NAD's config never
+   * does, since the watcher allocates its addresses.
+   */
+  extra?: ExtraInterfaceConfig;
+}
+
+/** What a NAD config's request adds: Multus' `runtimeConfig` capabilities `ips` and `mac`. */
+export interface ExtraInterfaceConfig {
+  /** The static `ips` of the pod's network selection element (CIDRs or bare IPs). */
+  ips?: string[];
+  /** The static `mac` of the selection element. */
+  mac?: string;
 }
 
 export interface CniRequest {
@@ -160,6 +174,25 @@ function parseIpamSubnet(ipam: unknown): string | undefined {
   return first.subnet;
 }
 
+/** `runtimeConfig` as Multus fills it for the capabilities the NAD config declares. */
+function parseExtraInterface(runtimeConfig: unknown): ExtraInterfaceConfig {
+  if (runtimeConfig === undefined || runtimeConfig === null) return {};
+  if (typeof runtimeConfig !== 'object' || Array.isArray(runtimeConfig))
+    invalidConfig('runtimeConfig must be an object');
+  const { ips, mac } = runtimeConfig as { ips?: unknown; mac?: unknown };
+  const out: ExtraInterfaceConfig = {};
+  if (ips !== undefined && ips !== null) {
+    if (!Array.isArray(ips) || !ips.every((ip) => typeof ip === 'string' && ip !== ''))
+      invalidConfig('runtimeConfig.ips must be a list of addresses');
+    if (ips.length > 0) out.ips = ips as string[];
+  }
+  if (mac !== undefined && mac !== null && mac !== '') {
+    if (typeof mac !== 'string') invalidConfig('runtimeConfig.mac must be a string');
+    out.mac = mac;
+  }
+  return out;
+}
+
 function parseNetworkConfig(command: CniCommand, doc: ConfigDocument): NetworkConfig {
   const raw = doc.value;
   if (raw instanceof CniError) throw raw;
@@ -178,6 +211,7 @@ function parseNetworkConfig(command: CniCommand, doc: ConfigDocument): NetworkCo
   if (raw.prevResult !== undefined && raw.prevResult !== null)
     config.prevResult = parsePrevResult(raw.prevResult);
   if (command === 'GC') config.validAttachments = parseAttachments(raw['cni.dev/valid-attachments'] ?? []);
+  if (raw.ipam === undefined) config.extra = parseExtraInterface(raw.runtimeConfig);
   return config;
 }
 

@@ -95,11 +95,7 @@ export class CniService {
         await this.options.status();
         return {};
       case 'GC':
-        await this.bounded(
-          req,
-          () => attacher.gc(req.config.validAttachments ?? [], (id) => lock.isHeld(id)),
-          false,
-        );
+        await this.bounded(req, () => attacher.gc(req, (id) => lock.isHeld(id)), false);
         return {};
     }
   }

@@ -8,12 +8,12 @@ import { hostname } from 'node:os';
 import { errorMessage } from '../../common/log.js';
 import { CommandError } from '../../common/exec.js';
 import { Ovs, type OvsPort } from '../../ovs/ovs.js';
-import { EXTERNAL_ID } from '../../ovs/external-ids.js';
+import { EXTERNAL_ID, isExtraInterfacePort } from '../../ovs/external-ids.js';
 import { kubeletPodUid } from '../../k8s/pod-uid.js';
 import { canonicalIp, podMac } from '../../netvirt/names.js';
 import { cell } from '../render.js';
 import type { PodFacts } from './facts.js';
-import type { Trace } from './steps.js';
+import type { Trace, TracePort } from './steps.js';
 
 export interface OvsCheckOptions {
   /** Skip the OVS steps (`--no-ovs`). */
@@ -74,6 +74,7 @@ export async function checkOvs(
     return;
   }
   const mine = ports.filter((p) => p.externalIds[EXTERNAL_ID.ifaceId] === ifName);
+  trace.ovsPorts = podPorts(ports, mine, `${facts.pod.metadata?.namespace}/${facts.pod.metadata?.name}`);
   const here = hostname();
   if (mine.length === 0) {
     const hint =
@@ -165,6 +166,26 @@ export async function checkOvs(
       `iface-id ${ifName}, attached-mac ${cell(ids[EXTERNAL_ID.attachedMac])}, ip-address ${cell(ids[EXTERNAL_ID.ipAddress])}, pod-uid ${cell(ids[EXTERNAL_ID.podUid])}`,
     );
   return { ovs, port };
+}
+
+/** The pod's own ports (`mine`) and its extra interfaces' ports, `eth0` first, then by interface name. */
+function podPorts(all: readonly OvsPort[], mine: readonly OvsPort[], pod: string): TracePort[] {
+  const extra = all.filter((p) => isExtraInterfacePort(p) && p.externalIds[EXTERNAL_ID.pod] === pod);
+  const rows = [...mine, ...extra].map((p): TracePort => {
+    const ids = p.externalIds;
+    return {
+      ifName: ids[EXTERNAL_ID.ifName] ?? 'eth0',
+      port: p.name,
+      ofport: p.ofport,
+      error: p.error ?? null,
+      ifaceId: ids[EXTERNAL_ID.ifaceId] ?? null,
+      network: ids[EXTERNAL_ID.network] ?? null,
+      mac: ids[EXTERNAL_ID.attachedMac] ?? null,
+      ips: (ids[EXTERNAL_ID.ipAddress] ?? '').split(',').filter(Boolean),
+    };
+  });
+  const rank = (r: TracePort) => (r.network === null ? 0 : 1);
+  return rows.sort((a, b) => rank(a) - rank(b) || (a.ifName < b.ifName ? -1 : a.ifName > b.ifName ? 1 : 0));
 }
 
 function safeCanonical(ip: string): string {

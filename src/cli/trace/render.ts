@@ -11,6 +11,7 @@ import {
   type StepStatus,
   type TraceReport,
   type TraceStep,
+  type TracePort,
   type TraceVerdict,
   type Trace,
 } from './steps.js';
@@ -42,6 +43,7 @@ export function finish(
     firstProblem: verdict === 'problem' ? firstProblem : null,
     steps,
     notes: trace.notes,
+    ...(trace.ovsPorts ? { ovsPorts: trace.ovsPorts } : {}),
   };
   const exitCode =
     verdict === 'problem' ? EXIT.problem : verdict === 'incomplete' ? EXIT.unavailable : EXIT.ok;
@@ -77,6 +79,20 @@ export function renderTrace(r: TraceReport): string {
   else if (r.verdict === 'incomplete')
     out.push('INCOMPLETE: some parts could not be read (see ERROR lines); no problem found before them.');
   else if (r.firstProblem) out.push(`FIRST PROBLEM (${r.firstProblem.step}): ${r.firstProblem.message}`);
+  if (r.ovsPorts) out.push('', ...renderPorts(r.ovsPorts));
   for (const n of r.notes) out.push(`note: ${n}`);
   return out.join('\n');
+}
+
+/** The pod's OVS ports, one line each: its interface, the port, what it is bound to. */
+function renderPorts(ports: readonly TracePort[]): string[] {
+  if (ports.length === 0) return ['OVS ports of the pod: none'];
+  const width = Math.max(...ports.map((p) => p.ifName.length));
+  return [
+    'OVS ports of the pod:',
+    ...ports.map(
+      (p) =>
+        `  ${p.ifName.padEnd(width)}  ${p.port}  ${p.error ? `NOT ATTACHED (${p.error})` : `ofport ${p.ofport}`}  iface-id ${p.ifaceId ?? '-'}  ${p.network ? `network ${p.network}  ` : ''}mac ${p.mac ?? '-'}  ip ${p.ips.join(',') || '-'}`,
+    ),
+  ];
 }

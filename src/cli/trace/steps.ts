@@ -42,6 +42,24 @@ export interface TraceStep {
 
 export type TraceVerdict = 'ok' | 'problem' | 'off-network' | 'incomplete';
 
+/**
+ * One OVS port of the pod on its node's bridge: its `eth0` (iface-id `<namespace>:<pod>`) and
+ * every extra interface (a Multus attachment, `odlcoe-pod` = the pod).
+ */
+export interface TracePort {
+  /** The interface in the pod: `odlcoe-ifname`, `eth0` for the pod's own port. */
+  ifName: string;
+  port: string;
+  ofport: number;
+  /** What ovs-vswitchd reports when it could not attach the port. */
+  error: string | null;
+  ifaceId: string | null;
+  /** The NetworkAttachmentDefinition `<namespace>/<name>`; null for the pod's own port. */
+  network: string | null;
+  mac: string | null;
+  ips: string[];
+}
+
 export interface TraceReport {
   pod: string;
   node: string | null;
@@ -52,11 +70,14 @@ export interface TraceReport {
   firstProblem: TraceStep | null;
   steps: TraceStep[];
   notes: string[];
+  /** Every OVS port of the pod, `eth0` first; absent when OVS was not looked at. */
+  ovsPorts?: TracePort[];
 }
 
 export class Trace {
   readonly steps: TraceStep[] = [];
   readonly notes: string[] = [];
+  ovsPorts: TracePort[] | undefined;
 
   add(
     step: TraceStepName,
