@@ -231,13 +231,14 @@ export function diffVpnInstance(
 }
 
 const isPrimary = (a: Adjacency) => a.adjacencyType === 'primary-adjacency';
+// Members in sorted order: canonicalJson then has nothing to sort (a gateway has one per Service IP).
 const adjacencyOwned = (a: Adjacency) => ({
+  gateway: ip(a.subnetGatewayIp),
   ip: prefix(a.ipAddress),
   mac: a.macAddress?.toLowerCase(),
-  subnet: a.subnetId?.toLowerCase(),
-  gateway: ip(a.subnetGatewayIp),
   nextHops: a.nextHopIpList,
   pnf: a.physNetworkFunc,
+  subnet: a.subnetId?.toLowerCase(),
 });
 
 /**

@@ -32,6 +32,12 @@ export interface GatewayPlanInputs {
   /** Every Service known. */
   services?(): Iterable<V1Service>;
   service?(namespace: string, name: string): V1Service | undefined;
+  /**
+   * Every route the Services need (`allServiceRoutes`), as the caller keeps it between changes:
+   * every gateway carries the same routes, so a Service change re-plans every gateway, and
+   * recomputing them per gateway would cost nodes × Services per change.
+   */
+  serviceRoutes?(): readonly string[];
 }
 
 const GATEWAY_KINDS = ['interface', 'elanInstance', 'elanInterface', 'vpnInterface'] as const;
@@ -57,7 +63,8 @@ export function planGateway(
   key: string,
   nodeName: string,
   inputs: GatewayPlanInputs,
-  routes: () => string[] = () => allServiceRoutes(inputs, serviceCidrsOf(inputs) ?? []),
+  routes: () => readonly string[] = () =>
+    inputs.serviceRoutes?.() ?? allServiceRoutes(inputs, serviceCidrsOf(inputs) ?? []),
 ): KeyPlan {
   const name = gatewayName(nodeName);
   const all = (want: 'absent' | 'keep', why: string): KeyPlan => ({

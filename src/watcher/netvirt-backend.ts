@@ -19,6 +19,7 @@ import type { DhcpNetwork } from '../netvirt/dhcp.js';
 import type { KindTable } from '../netvirt/kind.js';
 import { NETVIRT_KINDS } from '../netvirt/kinds.js';
 import { namespaceOfVpn, planNetvirtKey, type NetvirtPlanInputs } from '../netvirt/plan-netvirt.js';
+import { allServiceRoutes } from '../netvirt/plan-gateway.js';
 import { allocateRouteDistinguishers } from '../netvirt/route-distinguisher.js';
 import {
   recoverRouteDistinguishers,
@@ -42,6 +43,8 @@ export class NetvirtBackend extends OdlBackend {
   /** Services are watched when service ranges are configured (node gateways and Service routes). */
   override readonly resources?: readonly OptionalResource[] = undefined;
   private readonly gateways: boolean;
+  /** Every Service route, shared by the gateway plans until a Service changes (plan-gateway.ts). */
+  private routes: readonly string[] | undefined;
   private readonly lookup: KeyLookup;
   /** namespace → RD handed out but not yet visible in the ODL cache (allocation is synchronous). */
   private readonly rdReservations = new Map<string, string>();
@@ -80,10 +83,13 @@ export class NetvirtBackend extends OdlBackend {
       nodes: () => view.nodes.list(),
       services: () => view.services?.list() ?? [],
       service: (ns, name) => view.service(ns, name),
+      serviceRoutes: () => (this.routes ??= allServiceRoutes(this.inputs, serviceCidrs)),
     };
   }
 
   keysFor(change: ClusterChange): string[] {
+    // Runs for every change, after the view took it in: the routes are computed again on demand.
+    if (change.kind === 'service') this.routes = undefined;
     const keys = netvirtKeysFor(change, this.lookup);
     if (!this.gateways) return keys;
     return [...keys, ...this.gatewayKeysFor(change)];
