@@ -14,7 +14,9 @@ import type { Deferral } from './translate-pod.js';
 
 /** A Kubernetes object reports about a key are recorded on. */
 export interface KubeObjectRef {
-  kind: 'Pod' | 'Service' | 'Namespace' | 'Node';
+  kind: 'Pod' | 'Service' | 'Namespace' | 'Node' | 'NetworkAttachmentDefinition';
+  /** For kinds outside core/v1 (`k8s.cni.cncf.io/v1` for a NetworkAttachmentDefinition). */
+  apiVersion?: string;
   name: string;
   /** Pods and Services (namespaced kinds) only. */
   namespace?: string;
