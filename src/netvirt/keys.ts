@@ -24,6 +24,7 @@
 import type { V1Namespace, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import { elanInstanceName, GATEWAY_VPN, nodeOfGatewayName, vpnName } from './names.js';
 import { attachmentOfInterfaceName, networkOfInstanceName } from './network-names.js';
+import { ATTACHMENTS_ANNOTATION, parseAttachments } from './attachments.js';
 import { nodeInternalIp } from './kube.js';
 export type NetvirtKey =
   | { kind: 'pod'; namespace: string; name: string }
@@ -117,12 +118,29 @@ export function parseNetvirtKey(key: string): NetvirtKey {
   throw new Error(`not a netvirt key: ${JSON.stringify(key)}`);
 }
 
-/** The keys a pod names: its own, its namespace's VPN, and (once its node is known) its ELAN. */
+/** The attachment keys of the interfaces recorded on a pod (none when the record does not parse). */
+export function attachmentKeysOfPod(pod: V1Pod): string[] {
+  const ns = pod.metadata?.namespace;
+  const name = pod.metadata?.name;
+  const value = pod.metadata?.annotations?.[ATTACHMENTS_ANNOTATION];
+  if (!ns || !name || value === undefined) return [];
+  try {
+    return [...parseAttachments(value).keys()].map((ifname) => attachmentKey(ns, name, ifname));
+  } catch {
+    // The pod key rewrites a record that does not parse; its interfaces are found in ODL.
+    return [];
+  }
+}
+
+/**
+ * The keys a pod names: its own, its namespace's VPN, (once its node is known) its ELAN, and
+ * its recorded attachments.
+ */
 export function keysOfPod(pod: V1Pod, node: (name: string) => V1Node | undefined): string[] {
   const ns = pod.metadata?.namespace;
   const name = pod.metadata?.name;
   if (!ns || !name) return [];
-  const out = [podKey(ns, name), vpnKey(vpnName(ns))];
+  const out = [podKey(ns, name), vpnKey(vpnName(ns)), ...attachmentKeysOfPod(pod)];
   const nodeName = pod.spec?.nodeName;
   const known = nodeName ? node(nodeName) : undefined;
   const ip = known ? nodeInternalIp(known) : undefined;

@@ -155,7 +155,7 @@ export function planAttachment(
       entries: all(ATTACHMENT_KINDS, name, 'absent', record.error.message),
       facts: [
         {
-          fact: 'untranslatable',
+          fact: 'refused',
           message: `attachment refused (${record.error.reason}): ${record.error.message}`,
         },
       ],

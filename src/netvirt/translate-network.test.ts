@@ -243,7 +243,7 @@ describe('extra networks in ODL', () => {
       ]);
       assert.deepEqual(refused.involved, { kind: 'Pod', name: 'p1', namespace: 'tenant', uid: 'pod-uid' });
       assert.match(
-        refused.facts[0]?.fact === 'untranslatable' ? refused.facts[0].message : '',
+        refused.facts[0]?.fact === 'refused' ? refused.facts[0].message : '',
         /ip-taken.*10.51.0.9 is held/,
       );
       const gone = planAttachment('attachment/tenant/p1/net1', 'tenant', 'p1', 'net1', inputs(profile));

@@ -17,7 +17,7 @@ import { isIP } from 'node:net';
 import type { AttachmentAllocation } from './attachments.js';
 import type { ElanInstance, ElanInterface } from './elan.js';
 import { ModelValidationError } from './errors.js';
-import { IF_TYPE_L2VLAN, type Interface } from './interfaces.js';
+import { internalPortInterface, type Interface } from './interfaces.js';
 import { canonicalIp, cidrContains, ownershipMarker } from './names.js';
 import type { OdlcoeNetwork } from './network-config.js';
 import { networkInstanceName, networkSubnetId, networkVpnName } from './network-names.js';
@@ -86,14 +86,7 @@ export function translateAttachment(
   const first = ips[0];
   if (first === undefined) throw new ModelValidationError(`attachment ${name}`, 'has no address');
   const out: AttachmentObjects = {
-    interface: {
-      name,
-      type: IF_TYPE_L2VLAN,
-      enabled: true,
-      l2vlanMode: 'trunk',
-      external: false,
-      description: marker,
-    },
+    interface: internalPortInterface(name, marker),
     elanInterface: {
       name,
       elanInstanceName: networkElanName(net),
