@@ -8,7 +8,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { NetworkView } from '../../src/cli/networks.js';
+import type { TraceReport } from '../../src/cli/trace/index.js';
 import { ATTACHMENTS_ANNOTATION } from '../../src/netvirt/attachments.js';
+import { NETVIRT_KINDS } from '../../src/netvirt/kinds.js';
+import {
+  readNetworkDefinition,
+  type NetworkAttachmentDefinition,
+  type OdlcoeNetwork,
+} from '../../src/netvirt/network-config.js';
+import { planAttachment } from '../../src/netvirt/plan-network.js';
+import { translateNetworkElan } from '../../src/netvirt/translate-network.js';
+import { entryBody } from '../../src/netvirt/write.js';
 import { startHarness, type CliHarness } from './testing.js';
 
 describe('odlcoectl network', () => {
@@ -163,5 +173,101 @@ describe('odlcoectl network', () => {
     assert.deepEqual((forced.body as { deleted: string }).deleted, 'tenant/blue');
     const list = await json(['network', 'list']);
     assert.deepEqual(list.body, { networks: [] });
+  });
+
+  it('trace shows every extra interface of a pod: its record and its ODL entries against the plan', async () => {
+    await viewOf(['network', 'create', 'tenant/green', '--subnet', '10.51.0.0/24']);
+    const record = {
+      net1: {
+        network: 'tenant/green',
+        interfaceName: 'tenant:p2@net1',
+        ips: ['10.51.0.1/24'],
+        mac: '0a:58:0a:33:00:01',
+        routes: [],
+      },
+      net2: {
+        network: 'tenant/gone',
+        error: {
+          reason: 'unknown-network',
+          message: 'net2 (tenant/gone): no NetworkAttachmentDefinition tenant/gone',
+        },
+      },
+    };
+    const pod = await h.core.createNamespacedPod({
+      namespace: 'tenant',
+      body: {
+        metadata: { name: 'p2', annotations: { [ATTACHMENTS_ANNOTATION]: JSON.stringify(record) } },
+        spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'pause' }] },
+        status: { phase: 'Running' },
+      },
+    });
+    // ODL holds what the watcher would write for net1 (its plan, built by the kinds' builders).
+    const nad = (await h.kube.request(
+      'GET',
+      '/apis/k8s.cni.cncf.io/v1/namespaces/tenant/network-attachment-definitions/green',
+    )) as NetworkAttachmentDefinition;
+    const elan = translateNetworkElan(
+      (readNetworkDefinition(nad) as { network: OdlcoeNetwork }).network,
+      h.settings,
+    );
+    const plan = planAttachment('attachment/tenant/p2/net1', 'tenant', 'p2', 'net1', {
+      settings: h.settings,
+      pod: () => pod,
+      networkDefinition: () => readNetworkDefinition(nad),
+      routeDistinguisher: () => ({ rd: '', reassigned: false }),
+    });
+    const put = async (kind: string, name: string, desired: unknown) => {
+      const spec = NETVIRT_KINDS.spec(kind);
+      const path = spec.entry('sodium', name);
+      await h.odl.put(path, entryBody(path, spec.build('sodium', desired)));
+    };
+    await put('elanInstance', 'odlcoe-net.tenant.green', elan);
+    for (const e of plan.entries) if (e.want === 'present') await put(e.kind, e.name, e.desired);
+
+    const statuses = async () => {
+      const res = await h.run(['trace', 'tenant/p2', '--no-ovs', '-o', 'json']);
+      const r = JSON.parse(res.stdout) as TraceReport;
+      return {
+        code: res.code,
+        attachments: r.attachments?.map((a) => ({
+          ...a,
+          entries: a.entries.map((e) => `${e.kind} ${e.name} ${e.status}`),
+        })),
+      };
+    };
+    const ok = await statuses();
+    assert.deepEqual(ok.attachments, [
+      {
+        interface: 'net1',
+        network: 'tenant/green',
+        record: 'allocated',
+        ips: ['10.51.0.1/24'],
+        mac: '0a:58:0a:33:00:01',
+        entries: [
+          'ietf-interface tenant:p2@net1 ok',
+          'elan-interface tenant:p2@net1 ok',
+          'vpn-interface tenant:p2@net1 ok',
+        ],
+      },
+      {
+        interface: 'net2',
+        network: 'tenant/gone',
+        record: 'refused',
+        problem: 'unknown-network: net2 (tenant/gone): no NetworkAttachmentDefinition tenant/gone',
+        entries: [
+          'ietf-interface tenant:p2@net2 ok',
+          'elan-interface tenant:p2@net2 ok',
+          'vpn-interface tenant:p2@net2 ok',
+        ],
+      },
+    ]);
+    await h.odl.delete(NETVIRT_KINDS.spec('elanInterface').entry('sodium', 'tenant:p2@net1'));
+    const missing = await statuses();
+    assert.equal(missing.code, 1);
+    assert.equal(missing.attachments?.[0]?.entries[1], 'elan-interface tenant:p2@net1 missing');
+    const human = await h.run(['trace', 'tenant/p2', '--no-ovs']);
+    assert.match(human.stdout, /^Extra interfaces:$/m);
+    assert.match(human.stdout, /^ {2}net2 on tenant\/gone: REFUSED \(unknown-network: /m);
+    assert.match(human.stdout, /^EXTRA INTERFACE PROBLEM: net1, net2 \(see above\)$/m);
   });
 });
