@@ -360,7 +360,11 @@ for (const profile of ['sodium', 'aluminium'] as Profile[])
       await deleteNad(env, 'green');
       await converged(env, { attachments: {}, elans: [], vpns: [] }, {});
       assert.deepEqual(await userElan(env), userElanBefore, "the ODL user's ELAN is as it was");
-      assert.equal(await metricValue(registry, 'odlcoe_watcher_reconciles_total', { result: 'failed' }), 0);
+      assert.equal(
+        await metricValue(registry, 'odlcoe_watcher_reconciles_total', { result: 'error' }),
+        0,
+        'no reconcile failed',
+      );
     });
   });
 
@@ -422,6 +426,13 @@ describe('extra networks: refusals (sodium)', () => {
           ),
         { what: `the Event on pod ${pod}` },
       );
+      assert.ok(
+        (await metricValue(registry, 'odlcoe_watcher_reconciles_total', {
+          kind: 'attachment',
+          result: 'deferred',
+        })) > 0,
+        'refused attachments are counted as deferred',
+      );
       const odl = await readOdl(env);
       const names = [...odl.interface, ...odl['elan-interface'], ...odl['vpn-interface']].map((e) =>
         String(e.name),
@@ -449,8 +460,11 @@ describe('extra networks: refusals (sodium)', () => {
       { what: 'the Event on NAD tenant/bad' },
     );
     assert.ok(
-      (await metricValue(registry, 'odlcoe_watcher_reconciles_total', { result: 'deferred' })) > 0,
-      'deferred reconciles are counted',
+      (await metricValue(registry, 'odlcoe_watcher_reconciles_total', {
+        kind: 'network',
+        result: 'deferred',
+      })) > 0,
+      'the refused network is counted as deferred',
     );
     const odl = await readOdl(env);
     assert.ok(
