@@ -26,7 +26,7 @@ import type { Registry } from '../common/metrics.js';
 import { SetIndex } from '../common/set-index.js';
 import { Informer, waitForAllSynced, type InformerOptions } from '../k8s/informer.js';
 import { nodeInternalIp } from '../netvirt/kube.js';
-import { NAD_PLURAL, type NetworkAttachmentDefinition } from '../netvirt/network-config.js';
+import type { NetworkAttachmentDefinition } from '../netvirt/network-config.js';
 
 /**
  * A change of one Kubernetes object, as an informer handler saw it. Services and
@@ -45,9 +45,6 @@ export type ClusterChange =
  * is a CRD: the watcher includes it only when the API server serves it (watcher.ts).
  */
 export type OptionalResource = 'services' | 'endpointslices' | 'networkattachmentdefinitions';
-
-/** Where the NetworkAttachmentDefinition CRD is served (`k8s.cni.cncf.io/v1`). */
-export const NAD_GROUP_VERSION_PATH = '/apis/k8s.cni.cncf.io/v1';
 
 export interface ClusterViewOptions {
   kubeConfig: KubeConfig;
@@ -136,7 +133,7 @@ export class ClusterView {
           if (this.nadInformer) break;
           this.nadInformer = this.newInformer<NetworkAttachmentDefinition & KubernetesObject>({
             name: 'network-attachment-definitions',
-            path: `${NAD_GROUP_VERSION_PATH}/${NAD_PLURAL}`,
+            path: '/apis/k8s.cni.cncf.io/v1/network-attachment-definitions',
           });
           this.forward(this.nadInformer, 'network');
           break;

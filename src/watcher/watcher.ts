@@ -36,7 +36,7 @@ import {
 } from '../restconf/client.js';
 import { restconfBatchMetrics, restconfMetrics } from '../restconf/metrics.js';
 import type { Backend, BackendContext } from './backend.js';
-import { ClusterView, NAD_GROUP_VERSION_PATH, type OptionalResource } from './cluster-view.js';
+import { ClusterView, type OptionalResource } from './cluster-view.js';
 import { KubeApiError, KubeClient } from '../k8s/kube-client.js';
 import { CoeNorthboundBackend } from './coe-northbound/backend.js';
 import { KubeEventRecorder, type EventRecorder } from './events.js';
@@ -628,7 +628,11 @@ export async function servedResources(
       continue;
     }
     try {
-      await kube.request('GET', NAD_GROUP_VERSION_PATH, { timeoutMs: 10_000 });
+      // A list of one: the informer's own request (and permission); 404 without the CRD.
+      await kube.request('GET', '/apis/k8s.cni.cncf.io/v1/network-attachment-definitions', {
+        query: { limit: 1 },
+        timeoutMs: 10_000,
+      });
       out.push(resource);
     } catch (err) {
       if (err instanceof KubeApiError && err.status === 404) {

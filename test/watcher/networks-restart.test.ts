@@ -135,10 +135,14 @@ describe('extra networks on a cluster without the NetworkAttachmentDefinition CR
       what: "the pod's primary vpn-interface",
     });
     assert.equal(watcher?.view.includes('networkattachmentdefinitions'), false, 'no NAD informer');
-    const asked = Object.keys(env.sim.stats().requests).filter((k) =>
+    const asked = Object.entries(env.sim.stats().requests).filter(([k]) =>
       k.includes('network-attachment-definitions'),
     );
-    assert.deepEqual(asked, [], 'no list or watch of NADs');
+    assert.deepEqual(
+      asked,
+      [['GET /apis/k8s.cni.cncf.io/v1/network-attachment-definitions', 1]],
+      'NADs are asked for once at start-up, and never listed or watched after the 404',
+    );
     assert.ok(watcher?.isLeader(), 'the watcher leads and keeps running');
   });
 });
