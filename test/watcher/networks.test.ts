@@ -59,6 +59,9 @@ interface AttachmentView {
   vpn: string;
 }
 
+const BLUE_ELAN = 'odlcoe-net.tenant.blue elan:segment-type-vxlan external=false';
+const GREEN_ELAN = 'odlcoe-net.tenant.green elan:segment-type-vxlan external=false';
+
 const att = (elan: string, ip: string, mac: string, vpn = '-'): AttachmentView => ({ elan, ip, mac, vpn });
 const blue = (n: number) =>
   att(
@@ -128,9 +131,12 @@ async function networksInOdl(env: Env) {
     };
   }
   for (const name of [...ifs, ...vifs.keys()]) assert.ok(attachments[name], `stray attachment entry ${name}`);
+  // Each of odlcoe's network ELANs with the leaves it owns: cluster-wide VXLAN, internal.
   const elans = odl['elan-instance']
-    .map((e) => String(e['elan-instance-name']))
-    .filter(isOurs)
+    .filter((e) => isOurs(String(e['elan-instance-name'])))
+    .map(
+      (e) => `${String(e['elan-instance-name'])} ${String(e['segment-type'])} external=${String(e.external)}`,
+    )
     .sort();
   const vpns = odl['vpn-instance'].filter((e) => isOurs(String(e['vpn-instance-name'])));
   return {
@@ -282,7 +288,7 @@ for (const profile of ['sodium', 'aluminium'] as Profile[])
         env,
         {
           attachments: E1,
-          elans: ['odlcoe-net.tenant.blue', 'odlcoe-net.tenant.green'],
+          elans: [BLUE_ELAN, GREEN_ELAN],
           vpns: ['odlcoe-net.tenant.blue'],
         },
         R1,
@@ -309,7 +315,7 @@ for (const profile of ['sodium', 'aluminium'] as Profile[])
         env,
         {
           attachments: E1,
-          elans: ['odlcoe-net.tenant.blue', 'odlcoe-net.tenant.green'],
+          elans: [BLUE_ELAN, GREEN_ELAN],
           vpns: ['odlcoe-net.tenant.blue'],
         },
         { a: withRoute(R1.a!, 'data0'), b: withRoute(R1.b!, 'data0'), c: withRoute(R1.c!, 'net1') },
@@ -325,7 +331,7 @@ for (const profile of ['sodium', 'aluminium'] as Profile[])
         env,
         {
           attachments: E2,
-          elans: ['odlcoe-net.tenant.blue', 'odlcoe-net.tenant.green'],
+          elans: [BLUE_ELAN, GREEN_ELAN],
           vpns: ['odlcoe-net.tenant.blue'],
         },
         { b: undefined },
@@ -342,7 +348,7 @@ for (const profile of ['sodium', 'aluminium'] as Profile[])
         env,
         {
           attachments: { ...E2, 'tenant:d@net1': blue(3) },
-          elans: ['odlcoe-net.tenant.blue', 'odlcoe-net.tenant.green'],
+          elans: [BLUE_ELAN, GREEN_ELAN],
           vpns: ['odlcoe-net.tenant.blue'],
         },
         { d: Object.fromEntries([rec('tenant/blue', 'net1', 'd', '10.50.0.3/24', '0a:58:0a:32:00:03')]) },
@@ -353,7 +359,7 @@ for (const profile of ['sodium', 'aluminium'] as Profile[])
       await deleteNad(env, 'blue');
       const E3 = { ...E1 };
       for (const k of ['tenant:a@net1', 'tenant:b@net1', 'tenant:b@data0']) delete E3[k];
-      await converged(env, { attachments: E3, elans: ['odlcoe-net.tenant.green'], vpns: [] }, {});
+      await converged(env, { attachments: E3, elans: [GREEN_ELAN], vpns: [] }, {});
       const a = await recordsOf(env, 'a');
       assert.equal((a?.net1 as { error?: { reason: string } }).error?.reason, 'unknown-network');
       await deleteNad(env, 'user');
