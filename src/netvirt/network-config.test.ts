@@ -43,6 +43,21 @@ describe('odlcoe NetworkAttachmentDefinition config', () => {
     );
   });
 
+  it('leaves the members the agent, the shim and Multus read to them', () => {
+    const d = readNetworkDefinition(
+      nad({
+        cniVersion: '1.0.0',
+        name: 'blue',
+        type: 'odlcoe',
+        capabilities: { ips: true, mac: true },
+        socket: '/run/odlcoe/cni.sock',
+        mtu: 1400,
+        subnets: [{ cidr: '10.50.0.0/24' }],
+      }),
+    );
+    assert.equal(d.state, 'odlcoe');
+  });
+
   it('reads an L2 network (no gateway unless given) and one on an ELAN made in ODL', () => {
     const l2 = readNetworkDefinition(nad({ type: 'odlcoe', subnets: [{ cidr: '10.51.0.0/24' }] }));
     assert.equal(l2.state === 'odlcoe' && l2.network.routing, 'l2');
@@ -104,7 +119,10 @@ describe('odlcoe NetworkAttachmentDefinition config', () => {
       },
       /routes\[0\]\/gw: 10.2.0.1 is not inside any subnet/,
     );
-    invalid({ type: 'odlcoe', subnets: [{ cidr: '10.0.0.0/24' }], vlan: 5 }, /unknown member\(s\) "vlan"/);
+    invalid(
+      { type: 'odlcoe', subnets: [{ cidr: '10.0.0.0/24', vlan: 5 }] },
+      /subnets\[0\]: unknown member\(s\) "vlan"/,
+    );
     invalid('{"type": "odlcoe", ', /not JSON/);
     invalid({ plugins: [{ type: 'odlcoe' }] }, /single plugin config/);
     invalid(

@@ -7,7 +7,7 @@
  * Multus delegate call (an extra interface) from the primary conflist call (which always
  * carries host-local `ipam`) by exactly that, and the watcher, not an IPAM plugin, allocates
  * the addresses of extra interfaces. Members the watcher does not read (`cniVersion`, `name`,
- * `mtu`, ...) are the agent's.
+ * `mtu`, `socket`, `capabilities`, ...) are the agent's, the shim's or Multus', and left to them.
  */
 import { isIP } from 'node:net';
 import type { AttachmentRoute } from './attachments.js';
@@ -69,8 +69,6 @@ export type NetworkDefinition =
   | { state: 'foreign-plugin' }
   | { state: 'invalid'; message: string };
 
-const known = new Set(['cniVersion', 'name', 'type', 'subnets', 'routing', 'routes', 'elan', 'mtu']);
-
 /** Reads a NAD. Never throws for bad input: an invalid odlcoe config is a precise message. */
 export function readNetworkDefinition(nad: NetworkAttachmentDefinition): NetworkDefinition {
   const namespace = nad.metadata?.namespace ?? '';
@@ -119,12 +117,6 @@ function readOdlcoeConfig(
     throw new ModelValidationError(
       'spec.config/ipam',
       'an odlcoe network has no "ipam": the watcher allocates its addresses (give "subnets")',
-    );
-  const unknown = Object.keys(raw).filter((k) => !known.has(k));
-  if (unknown.length > 0)
-    throw new ModelValidationError(
-      'spec.config',
-      `unknown member(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')} (known: ${[...known].join(', ')})`,
     );
   const routing = raw.routing === undefined ? 'l2' : raw.routing;
   if (typeof routing !== 'string' || !(NETWORK_ROUTINGS as readonly string[]).includes(routing))
