@@ -31,6 +31,17 @@ import { assumedModels, OdlModelsError, readModels } from '../odl/models.js';
 import { keysToPlan, planInputs } from './plan-inputs.js';
 import { odlReader, readOdl, readSnapshot } from './snapshot.js';
 import { renderStatus, runStatus } from './status.js';
+import {
+  createNetwork,
+  deleteNetwork,
+  getNetwork,
+  parseNetworkRef,
+  readNetworks,
+  renderNetwork,
+  renderNetworkList,
+  updateNetwork,
+  type NetworkFlags,
+} from './networks.js';
 import { buildSubnets, renderSubnets } from './subnets.js';
 import { parsePodRef, renderTrace, runTrace } from './trace/index.js';
 
@@ -82,6 +93,86 @@ async function withOdl<T>(
     }
     return fn(client, withModels(config, models));
   });
+}
+
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+
+/** `network list|get|create|update|delete` (networks.ts): Kubernetes only, no ODL. */
+function addNetworkCommands(
+  program: Command,
+  io: CliIo,
+  settingsOf: (cmd: Command) => CliConfig,
+  done: (o: Outcome) => void,
+): void {
+  const network = program
+    .command('network')
+    .description("odlcoe's extra networks (NetworkAttachmentDefinitions): list, get, create, update, delete");
+  const opts = (c: CliConfig) => ({ timeoutMs: c.timeoutMs });
+  const configFlags = (cmd: Command) =>
+    cmd
+      .option('--subnet <cidr>', 'a subnet (repeat for several; replaces all subnets on update)', collect)
+      .option('--gateway <ip>', "a subnet's gateway (in one of the --subnet ranges)", collect)
+      .option('--exclude <ip|cidr>', 'addresses never allocated (in one of the --subnet ranges)', collect)
+      .option('--routing <l2|vpn>', 'l2 (default) or vpn (routed, its own VPN)')
+      .option(
+        '--route <dst[,gw]>',
+        'a route every attachment gets (repeat; replaces all routes on update)',
+        collect,
+      )
+      .option('--elan <name>', 'attach to an ELAN an ODL user made (never written by odlcoe)');
+  network
+    .command('list')
+    .description('every odlcoe network, its state, subnets, ELAN and attachments')
+    .option('-n, --namespace <ns>', 'only this namespace')
+    .action(async (o: { namespace?: string }, cmd: Command) => {
+      const c = settingsOf(cmd);
+      const views = await readNetworks(connectKube(c), o.namespace, opts(c));
+      emit(io, c, { networks: views }, (r) => renderNetworkList(r.networks));
+      done({ exitCode: views.some((v) => v.state === 'invalid') ? EXIT.problem : EXIT.ok });
+    });
+  network
+    .command('get')
+    .description('one network: its config as the watcher reads it, and every attachment')
+    .argument('<network>', '<namespace>/<name>')
+    .action(async (ref: string, _o: unknown, cmd: Command) => {
+      const c = settingsOf(cmd);
+      const view = await getNetwork(connectKube(c), parseNetworkRef(ref), opts(c));
+      emit(io, c, view, renderNetwork);
+      done({ exitCode: view.state === 'invalid' ? EXIT.problem : EXIT.ok });
+    });
+  configFlags(network.command('create'))
+    .description('create a network (validated as the watcher would, before anything is written)')
+    .argument('<network>', '<namespace>/<name>')
+    .action(async (ref: string, o: NetworkFlags, cmd: Command) => {
+      const c = settingsOf(cmd);
+      emit(io, c, await createNetwork(connectKube(c), parseNetworkRef(ref), o, opts(c)), renderNetwork);
+      done({ exitCode: EXIT.ok });
+    });
+  configFlags(network.command('update'))
+    .option('--clear-routes', 'remove every route')
+    .description("change a network's subnets, routing, routes or ELAN (the given members replace the old)")
+    .argument('<network>', '<namespace>/<name>')
+    .action(async (ref: string, o: NetworkFlags, cmd: Command) => {
+      const c = settingsOf(cmd);
+      emit(io, c, await updateNetwork(connectKube(c), parseNetworkRef(ref), o, opts(c)), renderNetwork);
+      done({ exitCode: EXIT.ok });
+    });
+  network
+    .command('delete')
+    .description('delete a network (refused while pods are attached, unless --force)')
+    .argument('<network>', '<namespace>/<name>')
+    .option('--force', 'delete although pods are attached (their extra interfaces lose their ODL objects)')
+    .action(async (ref: string, o: { force?: boolean }, cmd: Command) => {
+      const c = settingsOf(cmd);
+      const view = await deleteNetwork(connectKube(c), parseNetworkRef(ref), o.force === true, opts(c));
+      emit(
+        io,
+        c,
+        { deleted: `${view.namespace}/${view.name}`, attachments: view.attachments },
+        (r) => `deleted ${r.deleted}`,
+      );
+      done({ exitCode: EXIT.ok });
+    });
 }
 
 function exitCodeOf(err: unknown): ExitCode {
@@ -264,6 +355,10 @@ export async function runCli(argv: readonly string[], io: CliIo, options: CliOpt
         return { exitCode: deletions?.some((d) => d.result === 'failed') ? EXIT.problem : EXIT.ok };
       });
     });
+
+  addNetworkCommands(program, io, settingsOf, (o) => {
+    outcome = o;
+  });
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -15,6 +15,8 @@ import { KubeApiError, KubeClient } from './kube-client.js';
 /** The Kubernetes object an Event is about. */
 export interface InvolvedObject {
   kind: string;
+  /** For kinds outside core/v1 (a CRD's `k8s.cni.cncf.io/v1`); default `v1`. */
+  apiVersion?: string;
   name: string;
   /** Namespaced kinds only. */
   namespace?: string;
@@ -89,7 +91,7 @@ export class KubeEventRecorder implements EventRecorder {
     const timestamp = new Date(this.now()).toISOString().replace(/\.\d+Z$/, 'Z');
     const path = `/api/v1/namespaces/${encodeURIComponent(entry.namespace)}/events`;
     const involvedObject = {
-      apiVersion: 'v1',
+      apiVersion: object.apiVersion ?? 'v1',
       kind: object.kind,
       name: object.name,
       ...(object.namespace ? { namespace: object.namespace } : {}),

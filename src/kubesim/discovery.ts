@@ -40,8 +40,10 @@ function groupDocument(group: string): Record<string, unknown> {
 }
 
 /** `/apis`: every named group. */
-export function groupList(): Record<string, unknown> {
-  const groups = [...new Set(groupVersions().map((gv) => gv.group))].filter((g) => g !== '');
+export function groupList(without: ReadonlySet<string> = new Set()): Record<string, unknown> {
+  const groups = [...new Set(groupVersions().map((gv) => gv.group))].filter(
+    (g) => g !== '' && !without.has(g),
+  );
   return { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map(groupDocument) };
 }
 

@@ -211,6 +211,17 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
     namespaced: true,
     shortNames: ['netpol'],
   }),
+  // The Network Plumbing Working Group's CRD as Multus installs it: namespaced, `net-attach-def`,
+  // `spec.config` a JSON string (the CRD's schema checks only that it is a string).
+  define({
+    group: 'k8s.cni.cncf.io',
+    version: 'v1',
+    plural: 'network-attachment-definitions',
+    singular: 'network-attachment-definition',
+    kind: 'NetworkAttachmentDefinition',
+    namespaced: true,
+    shortNames: ['net-attach-def'],
+  }),
   define({
     group: 'coordination.k8s.io',
     version: 'v1',

@@ -46,6 +46,11 @@ export interface KubeSimOptions {
   /** Interval of BOOKMARK events on watches that allow them (default 3000 ms). */
   bookmarkIntervalMs?: number;
   logger?: Logger;
+  /**
+   * API groups not served, as in a cluster without their CRDs (`k8s.cni.cncf.io`: no Multus):
+   * discovery leaves them out and every path under `/apis/<group>` is 404.
+   */
+  withoutGroups?: readonly string[];
 }
 
 export interface KubeSimStats {
@@ -125,6 +130,7 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
   const host = options.host ?? '127.0.0.1';
   const logger = options.logger ?? silentLogger();
   const token = options.token;
+  const withoutGroups = new Set(options.withoutGroups ?? []);
   if (token !== undefined && token === '') throw new Error('kubesim: token must not be empty');
   const bookmarkIntervalMs = options.bookmarkIntervalMs ?? DEFAULT_BOOKMARK_INTERVAL_MS;
   if (!Number.isInteger(bookmarkIntervalMs) || bookmarkIntervalMs < 10)
@@ -190,6 +196,11 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
     url: URL,
   ): Promise<Reply | undefined> {
     const method = request.method ?? 'GET';
+    const group = /^\/apis\/([^/]+)/.exec(url.pathname)?.[1];
+    if (group !== undefined && withoutGroups.has(group)) {
+      requests[`${method} ${url.pathname}`] = (requests[`${method} ${url.pathname}`] ?? 0) + 1;
+      throw notFoundPath();
+    }
     const route = routePath(url.pathname);
     let key: string;
     let verb: ReturnType<typeof verbOf> | undefined;
@@ -245,7 +256,7 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
       case 'core-versions':
         return { code: 200, body: coreVersions(serverAddress) };
       case 'groups':
-        return { code: 200, body: groupList() };
+        return { code: 200, body: groupList(withoutGroups) };
       case 'document':
         return { code: 200, body: route.body };
       case 'openapi-v3-root':

@@ -25,6 +25,7 @@ import { ip, prefix, sorted } from './canonical.js';
 import {
   markerOwnership,
   vpnInstanceOwnership,
+  elanMarkerKind,
   interfaceMarkerKind,
   vpnInterfaceOwnership,
   vpnRouteDistinguisher,
@@ -103,8 +104,7 @@ export function diffElanInstance(
   return decide<ElanInstance>(
     {
       path: paths.elanInstance,
-      ownership: (a) =>
-        markerOwnership(a.description, isGatewayName(a.name) ? 'node-gateway' : 'node-namespace', ctx),
+      ownership: (a) => markerOwnership(a.description, elanMarkerKind(a.name), ctx),
       owned: (e) => ({
         'segment-type': e.segmentType,
         'segmentation-id': e.segmentationId,

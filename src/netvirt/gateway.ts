@@ -22,7 +22,7 @@ import { isIP } from 'node:net';
 import type { V1Node, V1Service } from '@kubernetes/client-node';
 import type { ElanInstance, ElanInterface } from './elan.js';
 import { ModelValidationError } from './errors.js';
-import { IF_TYPE_L2VLAN, type Interface } from './interfaces.js';
+import { internalPortInterface, type Interface } from './interfaces.js';
 import { nodeInternalIp } from './kube.js';
 import {
   addressFromBigInt,
@@ -163,14 +163,7 @@ export function translateGateway(
     nodeName,
     address,
     mac,
-    interface: {
-      name,
-      type: IF_TYPE_L2VLAN,
-      enabled: true,
-      l2vlanMode: 'trunk',
-      external: false,
-      description: marker,
-    },
+    interface: internalPortInterface(name, marker),
     elanInstance: { name, segmentType: settings.segmentType, external: false, description: marker },
     elanInterface: {
       name,

@@ -37,6 +37,20 @@ export interface Interface {
   preserved?: JsonObject;
 }
 
+/**
+ * The ietf-interface of a port odlcoe wires onto br-int (a pod's, an attachment's, a node
+ * gateway's): l2vlan trunk, enabled, and `external false` written out (YANG default true,
+ * Genius reads absence as false: say what is meant, so neither reader gets it wrong).
+ */
+export const internalPortInterface = (name: string, marker: string): Interface => ({
+  name,
+  type: IF_TYPE_L2VLAN,
+  enabled: true,
+  l2vlanMode: 'trunk',
+  external: false,
+  description: marker,
+});
+
 const ODL = 'odl-interface';
 
 /** The JSON of one interface entry, with augment members qualified by `odl-interface:`. */

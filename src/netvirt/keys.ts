@@ -16,11 +16,15 @@
  * | `gateway/<node name>` | a node's gateway: ietf-, elan-, vpn-interface and ELAN `odlcoe-gw.<node>`, with its Service routes |
  * | `gateway-vpn`         | the cluster's gateway VPN `odlcoe.gateways`                   |
  * | `service/<ns>/<name>` | nothing: reports about a Service (a ClusterIP outside the service range) |
+ * | `network/<ns>/<nad>`  | a NetworkAttachmentDefinition's ELAN and VPN `odlcoe-net.<ns>.<nad>` (network-names.ts) |
+ * | `attachment/<ns>/<pod>/<ifname>` | ietf-, elan-, vpn-interface `<ns>:<pod>@<ifname>` of one extra interface |
  *
  * (The coe-northbound backend's keys: coe/keys.ts; `pod/` and `node/` are spelled alike.)
  */
 import type { V1Namespace, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import { elanInstanceName, GATEWAY_VPN, nodeOfGatewayName, vpnName } from './names.js';
+import { attachmentOfInterfaceName, networkOfInstanceName } from './network-names.js';
+import { ATTACHMENTS_ANNOTATION, parseAttachments } from './attachments.js';
 import { nodeInternalIp } from './kube.js';
 export type NetvirtKey =
   | { kind: 'pod'; namespace: string; name: string }
@@ -30,7 +34,9 @@ export type NetvirtKey =
   | { kind: 'node-network'; nodeName: string }
   | { kind: 'gateway'; nodeName: string }
   | { kind: 'gateway-vpn' }
-  | { kind: 'service'; namespace: string; name: string };
+  | { kind: 'service'; namespace: string; name: string }
+  | { kind: 'network'; namespace: string; name: string }
+  | { kind: 'attachment'; namespace: string; pod: string; ifname: string };
 
 export const podKey = (namespace: string, name: string): string => `pod/${namespace}/${name}`;
 export const nodeKey = (uid: string): string => `node/${uid}`;
@@ -40,15 +46,27 @@ export const vpnKey = (name: string): string => `vpn/${name}`;
 export const gatewayKey = (nodeName: string): string => `gateway/${nodeName}`;
 export const GATEWAY_VPN_KEY = 'gateway-vpn';
 export const serviceKey = (namespace: string, name: string): string => `service/${namespace}/${name}`;
+export const networkKey = (namespace: string, name: string): string => `network/${namespace}/${name}`;
+export const attachmentKey = (namespace: string, pod: string, ifname: string): string =>
+  `attachment/${namespace}/${pod}/${ifname}`;
 
-/** The key owning an interface (or ELAN) name: a node gateway's, else a pod's. */
+/** The key owning an interface (or ELAN) name: a node gateway's, an attachment's, else a pod's. */
 export function keyOfInterfaceName(name: string): string | undefined {
   const node = nodeOfGatewayName(name);
-  return node !== undefined ? gatewayKey(node) : podKeyOfInterface(name);
+  if (node !== undefined) return gatewayKey(node);
+  const a = attachmentOfInterfaceName(name);
+  return a ? attachmentKey(a.namespace, a.pod, a.ifname) : podKeyOfInterface(name);
 }
 
-/** The key owning a vpn-instance: the gateway VPN's, else a namespace VPN's. */
-export const keyOfVpnName = (name: string): string => (name === GATEWAY_VPN ? GATEWAY_VPN_KEY : vpnKey(name));
+/** The network key owning an ELAN or VPN `odlcoe-net.<ns>.<nad>` (undefined: not such a name). */
+export function keyOfNetworkInstance(name: string): string | undefined {
+  const n = networkOfInstanceName(name);
+  return n ? networkKey(n.namespace, n.name) : undefined;
+}
+
+/** The key owning a vpn-instance: the gateway VPN's, a network's, else a namespace VPN's. */
+export const keyOfVpnName = (name: string): string =>
+  name === GATEWAY_VPN ? GATEWAY_VPN_KEY : (keyOfNetworkInstance(name) ?? vpnKey(name));
 
 /** The pod key that owns an interface name `<ns>:<pod>` (namespaces never contain ':'). */
 export function podKeyOfInterface(ifName: string): string | undefined {
@@ -84,9 +102,15 @@ export function parseNetvirtKey(key: string): NetvirtKey {
       case 'gateway':
         if (!rest.includes('/')) return { kind, nodeName: rest };
         break;
-      case 'service': {
+      case 'service':
+      case 'network': {
         const [namespace, name, ...more] = rest.split('/');
         if (namespace && name && more.length === 0) return { kind, namespace, name };
+        break;
+      }
+      case 'attachment': {
+        const [namespace, pod, ifname, ...more] = rest.split('/');
+        if (namespace && pod && ifname && more.length === 0) return { kind, namespace, pod, ifname };
         break;
       }
     }
@@ -94,12 +118,29 @@ export function parseNetvirtKey(key: string): NetvirtKey {
   throw new Error(`not a netvirt key: ${JSON.stringify(key)}`);
 }
 
-/** The keys a pod names: its own, its namespace's VPN, and (once its node is known) its ELAN. */
+/** The attachment keys of the interfaces recorded on a pod (none when the record does not parse). */
+export function attachmentKeysOfPod(pod: V1Pod): string[] {
+  const ns = pod.metadata?.namespace;
+  const name = pod.metadata?.name;
+  const value = pod.metadata?.annotations?.[ATTACHMENTS_ANNOTATION];
+  if (!ns || !name || value === undefined) return [];
+  try {
+    return [...parseAttachments(value).keys()].map((ifname) => attachmentKey(ns, name, ifname));
+  } catch {
+    // The pod key rewrites a record that does not parse; its interfaces are found in ODL.
+    return [];
+  }
+}
+
+/**
+ * The keys a pod names: its own, its namespace's VPN, (once its node is known) its ELAN, and
+ * its recorded attachments.
+ */
 export function keysOfPod(pod: V1Pod, node: (name: string) => V1Node | undefined): string[] {
   const ns = pod.metadata?.namespace;
   const name = pod.metadata?.name;
   if (!ns || !name) return [];
-  const out = [podKey(ns, name), vpnKey(vpnName(ns))];
+  const out = [podKey(ns, name), vpnKey(vpnName(ns)), ...attachmentKeysOfPod(pod)];
   const nodeName = pod.spec?.nodeName;
   const known = nodeName ? node(nodeName) : undefined;
   const ip = known ? nodeInternalIp(known) : undefined;

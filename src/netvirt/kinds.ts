@@ -46,6 +46,7 @@ import { interfaceEntry, readInterface, type Interface } from './interfaces.js';
 import { diffK8sNode, k8sNodeEntry, k8sNodeOwnership, readK8sNode, type K8sNode } from './k8s-node.js';
 import { KindTable, type KindContext, type OdlKindSpec } from './kind.js';
 import {
+  elanMarkerKind,
   interfaceMarkerKind,
   markerOwnership,
   vpnInstanceOwnership,
@@ -54,7 +55,16 @@ import {
 } from './ownership.js';
 import { isGatewayName } from './names.js';
 import { nodeOfCoeGateway } from './coe/gateway.js';
-import { elanKey, gatewayKey, keyOfInterfaceName, keyOfVpnName, nodeKey, nodeNetworkKey } from './keys.js';
+import { attachmentOfInterfaceName, isNetworkInstanceName } from './network-names.js';
+import {
+  elanKey,
+  gatewayKey,
+  keyOfInterfaceName,
+  keyOfNetworkInstance,
+  keyOfVpnName,
+  nodeKey,
+  nodeNetworkKey,
+} from './keys.js';
 import { diffNodeNetwork, nodeNetworkOwnership, nodeNetworkSummary, nodeOfNetwork } from './node-network.js';
 import { namedKey, podUidKey, serviceUidKey } from './coe/keys.js';
 import { netvirtPaths, vpnModule } from './paths.js';
@@ -90,6 +100,9 @@ const parseOne = <T>(raw: Record<string, unknown>, list: string, read: (r: Entry
 const paths = netvirtPaths;
 const orDash = (v: string | number | undefined) => (v === undefined ? '-' : String(v));
 const ietfOf = (ctx: KindContext, name: string) => ctx.get('interface', name) as Interface | undefined;
+/** Every elan-interface joins an ELAN of odlcoe's, except an attachment's to a user's ELAN. */
+const joinsOwnElan = (e: ElanInterface) =>
+  attachmentOfInterfaceName(e.name) === undefined || isNetworkInstanceName(e.elanInstanceName);
 
 export const interfaceKind: OdlKindSpec<Interface> = {
   kind: 'interface',
@@ -122,14 +135,14 @@ export const elanInstanceKind: OdlKindSpec<ElanInstance> = {
   parse: (_p, raw) => parseOne(raw, 'elan-instance', readElanInstance),
   nameOf: (e) => e.name,
   build: (_p, e) => elanInstanceEntry(e),
-  ownership: (a, ctx) =>
-    markerOwnership(a.description, isGatewayName(a.name) ? 'node-gateway' : 'node-namespace', ctx.owner),
+  ownership: (a, ctx) => markerOwnership(a.description, elanMarkerKind(a.name), ctx.owner),
   ownershipRule:
-    'description marker odlcoe:<cluster>:node-namespace:<node uid × namespace uid>, or for a node gateway ELAN (odlcoe-gw.<node>) odlcoe:<cluster>:node-gateway:<node uid>',
+    'description marker odlcoe:<cluster>:node-namespace:<node uid × namespace uid>, or for a node gateway ELAN (odlcoe-gw.<node>) odlcoe:<cluster>:node-gateway:<node uid>, or for a network ELAN (odlcoe-net.<ns>.<nad>) odlcoe:<cluster>:network:<NAD uid>',
   diff: (d, a, ctx, opts) => diffElanInstance(d, a, ctx.owner, opts),
   after: [],
   prerequisites: () => [],
-  ownerKey: (name) => (isGatewayName(name) ? keyOfInterfaceName(name) : elanKey(name)),
+  ownerKey: (name) =>
+    isGatewayName(name) ? keyOfInterfaceName(name) : (keyOfNetworkInstance(name) ?? elanKey(name)),
   summary: (e) => `segment ${orDash(e.segmentType)}, elan-tag ${orDash(e.elanTag)}`,
 };
 
@@ -149,7 +162,8 @@ export const elanInterfaceKind: OdlKindSpec<ElanInterface> = {
   after: ['interface', 'elanInstance'],
   prerequisites: (e) => [
     { kind: 'interface', name: e.name, owned: true },
-    { kind: 'elanInstance', name: e.elanInstanceName, owned: true },
+    // An attachment may join an ELAN an ODL user made (a NAD's "elan"): it must exist, not be ours.
+    { kind: 'elanInstance', name: e.elanInstanceName, owned: joinsOwnElan(e) },
   ],
   ownerKey: (name) => keyOfInterfaceName(name),
   summary: (e) => {
@@ -170,7 +184,7 @@ export const vpnInstanceKind: OdlKindSpec<VpnInstance> = {
   build: (_p, e) => vpnInstanceEntry(e),
   ownership: (a, ctx) => vpnInstanceOwnership(a, ctx.owner),
   ownershipRule:
-    'Sodium: description marker odlcoe:<cluster>:namespace:<namespace uid>; Aluminium (no description leaf): one RD under the cluster RD administrator, exactly the cluster route target, bgpvpn-type InternalVPN',
+    'Sodium: description marker odlcoe:<cluster>:namespace:<namespace uid> (a network VPN odlcoe-net.<ns>.<nad>: network:<NAD uid>); Aluminium (no description leaf): one RD under the cluster RD administrator, exactly the cluster route target (a network VPN: exactly its own RD), bgpvpn-type InternalVPN',
   diff: (d, a, ctx, opts) => diffVpnInstance(d, a, ctx.owner, opts),
   after: [],
   prerequisites: () => [],

@@ -219,11 +219,19 @@ export function canonicalIp(ip: string): string {
  * - `namespace`: the namespace UID (Sodium vpn-instance);
  * - `node-namespace`: `<node UID>/<namespace UID>` (elan-instance);
  * - `node-gateway`: the node UID (a node gateway's ietf-interface, elan-interface and ELAN);
- * - `gateway-vpn`: the cluster UUID (`clusterUuid`; Sodium's gateway vpn-instance).
+ * - `gateway-vpn`: the cluster UUID (`clusterUuid`; Sodium's gateway vpn-instance);
+ * - `network`: the NetworkAttachmentDefinition UID (a network's ELAN and Sodium VPN).
  * A marker with another UID but this cluster and kind is still ours: it belongs to an earlier
  * incarnation of the same-named object (a re-created pod) and is updated, not reported foreign.
  */
-export const MARKER_KINDS = ['pod', 'namespace', 'node-namespace', 'node-gateway', 'gateway-vpn'] as const;
+export const MARKER_KINDS = [
+  'pod',
+  'namespace',
+  'node-namespace',
+  'node-gateway',
+  'gateway-vpn',
+  'network',
+] as const;
 export type MarkerKind = (typeof MARKER_KINDS)[number];
 
 export interface OwnershipMarker {

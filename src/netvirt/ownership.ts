@@ -24,6 +24,7 @@ import {
   vpnName,
 } from './names.js';
 import type { Interface } from './interfaces.js';
+import { isNetworkInstanceName } from './network-names.js';
 import type { Profile } from './profile.js';
 import { parseRouteDistinguisher } from './route-distinguisher.js';
 import type { VpnInstance, VpnInterface } from './vpn.js';
@@ -73,7 +74,33 @@ const administratorOf = (rd: string): string | undefined => {
   }
 };
 
+/** The marker kind an ELAN of this name carries. */
+export const elanMarkerKind = (name: string): MarkerKind =>
+  isGatewayName(name) ? 'node-gateway' : isNetworkInstanceName(name) ? 'network' : 'node-namespace';
+
+/**
+ * A network's VPN (network-names.ts): Sodium by its `network` marker; Aluminium by its
+ * signature, one RD under the cluster's RD administrator, that RD as its only route target
+ * (`both`), `InternalVPN`.
+ */
+function networkVpnOwnership(v: VpnInstance, ctx: OwnerContext): Ownership {
+  if (v.profile === 'sodium') return markerOwnership(v.description, 'network', ctx);
+  const [rd, ...moreRds] = v.routeDistinguishers;
+  if (rd === undefined || moreRds.length > 0 || administratorOf(rd) !== ctx.rdAdministrator)
+    return {
+      owner: 'foreign',
+      reason: `route distinguishers [${v.routeDistinguishers.join(', ')}] are not one RD under ${ctx.rdAdministrator}`,
+    };
+  const [target, ...moreTargets] = v.vpnTargets;
+  if (!target || target.value !== rd || target.type !== 'both' || moreTargets.length > 0)
+    return { owner: 'foreign', reason: `route targets are not exactly its RD ${rd} (both)` };
+  if (v.bgpvpnType !== 'InternalVPN')
+    return { owner: 'foreign', reason: `bgpvpn-type ${v.bgpvpnType ?? '(absent)'} is not InternalVPN` };
+  return { owner: 'ours' };
+}
+
 export function vpnInstanceOwnership(v: VpnInstance, ctx: OwnerContext): Ownership {
+  if (isNetworkInstanceName(v.name)) return networkVpnOwnership(v, ctx);
   const gateway = v.name === GATEWAY_VPN;
   if (v.profile === 'sodium')
     return markerOwnership(v.description, gateway ? 'gateway-vpn' : 'namespace', ctx);

@@ -13,6 +13,7 @@ import { parseNetvirtKey } from './keys.js';
 import { interfaceName, vpnName } from './names.js';
 import { planGateway, planGatewayVpn, planService, type GatewayPlanInputs } from './plan-gateway.js';
 import { planNode, planNodeNetwork, type NodeNetworkPlanInputs } from './plan-node.js';
+import { planAttachment, planNetwork, type NetworkPlanInputs } from './plan-network.js';
 import { absent, keep, present, type KeyPlan, type KubeObjectRef } from './plan.js';
 import {
   elanInstanceNeed,
@@ -31,7 +32,7 @@ import {
 } from './translate-pod.js';
 import type { TranslateSettings } from './translate-settings.js';
 
-export interface NetvirtPlanInputs extends NodeNetworkPlanInputs, GatewayPlanInputs {
+export interface NetvirtPlanInputs extends NodeNetworkPlanInputs, GatewayPlanInputs, NetworkPlanInputs {
   settings: TranslateSettings;
   pod(namespace: string, name: string): V1Pod | undefined;
   podsInNamespace(namespace: string): readonly V1Pod[];
@@ -246,5 +247,9 @@ export function planNetvirtKey(key: string, inputs: NetvirtPlanInputs): KeyPlan 
       return planGatewayVpn(key, inputs);
     case 'service':
       return planService(key, k.namespace, k.name, inputs);
+    case 'network':
+      return planNetwork(key, k.namespace, k.name, inputs);
+    case 'attachment':
+      return planAttachment(key, k.namespace, k.pod, k.ifname, inputs);
   }
 }

@@ -14,7 +14,9 @@ import type { Deferral } from './translate-pod.js';
 
 /** A Kubernetes object reports about a key are recorded on. */
 export interface KubeObjectRef {
-  kind: 'Pod' | 'Service' | 'Namespace' | 'Node';
+  kind: 'Pod' | 'Service' | 'Namespace' | 'Node' | 'NetworkAttachmentDefinition';
+  /** For kinds outside core/v1 (`k8s.cni.cncf.io/v1` for a NetworkAttachmentDefinition). */
+  apiVersion?: string;
   name: string;
   /** Pods and Services (namespaced kinds) only. */
   namespace?: string;
@@ -39,8 +41,13 @@ export type PlanFact =
   | { fact: 'deferred'; deferral: Deferral }
   /** Part of it cannot be known now (a pod's vpn-interface without its node subnet). */
   | { fact: 'partly-deferred'; deferral: Deferral }
-  /** A Kubernetes object cannot be described in the model (what and why). */
+  /** A Kubernetes object cannot be described in the model (what and why): nothing is written. */
   | { fact: 'untranslatable'; message: string }
+  /**
+   * A request of the object was refused (an attachment the watcher could not allocate): its
+   * entries are made right (absent) and the refusal reported like an untranslatable object.
+   */
+  | { fact: 'refused'; message: string }
   /** A namespace's VPN gets a new route distinguisher (its old one is held by another VPN). */
   | { fact: 'rd-reassigned'; namespace: string; vpn: string; rd: string }
   /**

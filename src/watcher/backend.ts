@@ -24,6 +24,7 @@ import type { Logger } from '../common/log.js';
 import type { Ref } from '../netvirt/kind.js';
 import type { OdlModels } from '../odl/models.js';
 import type { RestconfClient } from '../restconf/client.js';
+import type { KubeClient } from '../k8s/kube-client.js';
 import type { ClusterChange, ClusterView, OptionalResource } from './cluster-view.js';
 import type { EntryCache, EntryChange } from './entry-cache.js';
 import type { EventRecorder } from './events.js';
@@ -44,6 +45,8 @@ export interface BackendContext {
    */
   view: ClusterView;
   client: RestconfClient;
+  /** The Kubernetes API, for what a backend records on objects (the pods' attachment records). */
+  kube: KubeClient;
   events: EventRecorder;
   metrics: WatcherMetrics;
   /**

@@ -26,6 +26,7 @@ import type { Registry } from '../common/metrics.js';
 import { SetIndex } from '../common/set-index.js';
 import { Informer, waitForAllSynced, type InformerOptions } from '../k8s/informer.js';
 import { nodeInternalIp } from '../netvirt/kube.js';
+import type { NetworkAttachmentDefinition } from '../netvirt/network-config.js';
 
 /**
  * A change of one Kubernetes object, as an informer handler saw it. Services and
@@ -36,10 +37,14 @@ export type ClusterChange =
   | { kind: 'namespace'; obj: V1Namespace; old?: V1Namespace }
   | { kind: 'node'; obj: V1Node; old?: V1Node }
   | { kind: 'service'; obj: V1Service; old?: V1Service }
-  | { kind: 'endpointslice'; obj: V1EndpointSlice; old?: V1EndpointSlice };
+  | { kind: 'endpointslice'; obj: V1EndpointSlice; old?: V1EndpointSlice }
+  | { kind: 'network'; obj: NetworkAttachmentDefinition; old?: NetworkAttachmentDefinition };
 
-/** Resources the view watches only for a backend that needs them. */
-export type OptionalResource = 'services' | 'endpointslices';
+/**
+ * Resources the view watches only for a backend that needs them. `networkattachmentdefinitions`
+ * is a CRD: the watcher includes it only when the API server serves it (watcher.ts).
+ */
+export type OptionalResource = 'services' | 'endpointslices' | 'networkattachmentdefinitions';
 
 export interface ClusterViewOptions {
   kubeConfig: KubeConfig;
@@ -71,6 +76,7 @@ export class ClusterView {
   readonly nodes: Informer<V1Node>;
   private servicesInformer: Informer<V1Service> | undefined;
   private slicesInformer: Informer<V1EndpointSlice> | undefined;
+  private nadInformer: Informer<NetworkAttachmentDefinition & KubernetesObject> | undefined;
   private readonly podsByNode = new SetIndex();
   private readonly podsByNamespace = new SetIndex();
   private readonly nodesByIp = new SetIndex();
@@ -123,12 +129,27 @@ export class ClusterView {
           });
           this.forward(this.slicesInformer, 'endpointslice');
           break;
+        case 'networkattachmentdefinitions':
+          if (this.nadInformer) break;
+          this.nadInformer = this.newInformer<NetworkAttachmentDefinition & KubernetesObject>({
+            name: 'network-attachment-definitions',
+            path: '/apis/k8s.cni.cncf.io/v1/network-attachment-definitions',
+          });
+          this.forward(this.nadInformer, 'network');
+          break;
       }
     }
   }
 
   includes(resource: OptionalResource): boolean {
-    return (resource === 'services' ? this.servicesInformer : this.slicesInformer) !== undefined;
+    switch (resource) {
+      case 'services':
+        return this.servicesInformer !== undefined;
+      case 'endpointslices':
+        return this.slicesInformer !== undefined;
+      case 'networkattachmentdefinitions':
+        return this.nadInformer !== undefined;
+    }
   }
 
   /**
@@ -149,9 +170,14 @@ export class ClusterView {
   }
 
   informers(): Informer<KubernetesObject>[] {
-    return [this.pods, this.namespaces, this.nodes, this.servicesInformer, this.slicesInformer].filter(
-      (i) => i !== undefined,
-    ) as unknown as Informer<KubernetesObject>[];
+    return [
+      this.pods,
+      this.namespaces,
+      this.nodes,
+      this.servicesInformer,
+      this.slicesInformer,
+      this.nadInformer,
+    ].filter((i) => i !== undefined) as unknown as Informer<KubernetesObject>[];
   }
 
   hasSynced(): boolean {
@@ -195,6 +221,16 @@ export class ClusterView {
 
   endpointSlice(namespace: string, name: string): V1EndpointSlice | undefined {
     return this.slicesInformer?.get(`${namespace}/${name}`);
+  }
+
+  /** A NetworkAttachmentDefinition, when the view watches them. */
+  networkAttachmentDefinition(namespace: string, name: string): NetworkAttachmentDefinition | undefined {
+    return this.nadInformer?.get(`${namespace}/${name}`);
+  }
+
+  /** Every NetworkAttachmentDefinition known (none when the view does not watch them). */
+  networkAttachmentDefinitions(): NetworkAttachmentDefinition[] {
+    return this.nadInformer?.list() ?? [];
   }
 
   nodeByUid(uid: string): V1Node | undefined {

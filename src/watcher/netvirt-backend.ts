@@ -9,11 +9,20 @@
 import {
   gatewayKey,
   GATEWAY_VPN_KEY,
+  keysOfPod,
+  networkKey,
   nodeNetworkKey,
   parseNetvirtKey,
   podKey,
   serviceKey,
 } from '../netvirt/keys.js';
+import {
+  readNetworkDefinition,
+  type NetworkAttachmentDefinition,
+  type NetworkDefinition,
+} from '../netvirt/network-config.js';
+import { networkInstanceName } from '../netvirt/network-names.js';
+import { AttachmentAllocator } from './attachment-allocator.js';
 import { networkSubnets, nodeOfNetwork } from '../netvirt/node-network.js';
 import type { DhcpNetwork } from '../netvirt/dhcp.js';
 import type { KindTable } from '../netvirt/kind.js';
@@ -30,7 +39,7 @@ import {
 import type { BackendContext } from './backend.js';
 import type { ClusterChange, OptionalResource } from './cluster-view.js';
 import type { EntryChange } from './entry-cache.js';
-import { netvirtKeysFor, type KeyLookup } from './netvirt-keys.js';
+import { netvirtKeysFor, networksOfPod, type KeyLookup } from './netvirt-keys.js';
 import { OdlBackend } from './odl-backend.js';
 import { runPlan, type PlanRun } from './plan-executor.js';
 import { factOf, type KeyPlan } from '../netvirt/plan.js';
@@ -40,8 +49,14 @@ import { gatewayVpnRouteDistinguishers } from '../netvirt/gateway.js';
 
 export class NetvirtBackend extends OdlBackend {
   readonly name = 'netvirt';
-  /** Services are watched when service ranges are configured (node gateways and Service routes). */
-  override readonly resources?: readonly OptionalResource[] = undefined;
+  /**
+   * NetworkAttachmentDefinitions (extra networks), where the API serves them; Services when
+   * service ranges are configured (node gateways and Service routes).
+   */
+  override readonly resources: readonly OptionalResource[];
+  private readonly attachments: AttachmentAllocator;
+  /** NAD reads by uid and resourceVersion (every plan of a network or attachment asks). */
+  private readonly definitions = new Map<string, NetworkDefinition>();
   private readonly gateways: boolean;
   /** Every Service route, shared by the gateway plans until a Service changes (plan-gateway.ts). */
   private routes: readonly string[] | undefined;
@@ -56,12 +71,21 @@ export class NetvirtBackend extends OdlBackend {
     const view = ctx.view;
     const serviceCidrs = ctx.settings.serviceCidrs ?? [];
     this.gateways = serviceCidrs.length > 0;
-    if (this.gateways) this.resources = ['services'];
+    this.resources = this.gateways
+      ? ['networkattachmentdefinitions', 'services']
+      : ['networkattachmentdefinitions'];
     this.lookup = {
       node: (name) => view.node(name),
       podsOnNode: (name) => view.podsOnNode(name),
       podsInNamespace: (ns) => view.podsInNamespace(ns),
+      podsSelecting: (network) => view.pods.list().filter((p) => networksOfPod(p).includes(network)),
     };
+    this.attachments = new AttachmentAllocator({
+      view,
+      kube: ctx.kube,
+      logger: ctx.logger,
+      network: (ns, name) => this.networkDefinition(ns, name),
+    });
     this.inputs = {
       settings: { ...this.translate, serviceCidrs },
       k8sNodeModel: this.table.has('k8sNode'),
@@ -85,6 +109,50 @@ export class NetvirtBackend extends OdlBackend {
       service: (ns, name) => view.service(ns, name),
       serviceRoutes: () => (this.routes ??= allServiceRoutes(this.inputs, serviceCidrs)),
     };
+    // Known only where the view watches NADs (a cluster without the CRD: keep what exists).
+    Object.defineProperty(this.inputs, 'networkDefinition', {
+      get: () =>
+        view.includes('networkattachmentdefinitions')
+          ? (ns: string, name: string) => this.networkDefinition(ns, name)
+          : undefined,
+    });
+  }
+
+  /**
+   * A NAD as plans and allocation see it: read (once per resourceVersion), and a network on an
+   * ELAN made in ODL is invalid while that ELAN does not exist.
+   */
+  private networkDefinition(namespace: string, name: string): NetworkDefinition | undefined {
+    const nad = this.ctx.view.networkAttachmentDefinition(namespace, name);
+    if (!nad) return undefined;
+    const def = this.readDefinition(nad);
+    const elan = def.state === 'odlcoe' ? def.network.elan : undefined;
+    if (elan !== undefined && !this.cache.get('elanInstance', elan))
+      return {
+        state: 'invalid',
+        message: `spec.config/elan: no ELAN ${JSON.stringify(elan)} exists in ODL (create it there first)`,
+      };
+    return def;
+  }
+
+  private readDefinition(nad: NetworkAttachmentDefinition): NetworkDefinition {
+    const id = `${nad.metadata?.uid ?? ''}/${nad.metadata?.resourceVersion ?? ''}`;
+    let def = this.definitions.get(id);
+    if (!def) {
+      if (this.definitions.size > 4096) this.definitions.clear();
+      def = readNetworkDefinition(nad);
+      this.definitions.set(id, def);
+    }
+    return def;
+  }
+
+  /** The NADs (`<ns>/<name>`) on an ELAN made in ODL named `elan`. */
+  private networksOnElan(elan: string): string[] {
+    return this.ctx.view.networkAttachmentDefinitions().flatMap((nad) => {
+      const def = this.readDefinition(nad);
+      const on = def.state === 'odlcoe' && def.network.elan === elan;
+      return on ? [`${nad.metadata?.namespace ?? ''}/${nad.metadata?.name ?? ''}`] : [];
+    });
   }
 
   keysFor(change: ClusterChange): string[] {
@@ -134,6 +202,20 @@ export class NetvirtBackend extends OdlBackend {
    * entry's pod-cidr may also have to be carried into the node's network (`odl`).
    */
   override keysForEntry(change: EntryChange): string[] {
+    if (
+      change.ref.kind === 'elanInstance' &&
+      (change.before === undefined) !== (change.after === undefined)
+    ) {
+      // An ELAN made in ODL appeared or went: the networks on it become valid or invalid.
+      const keys = new Set<string>();
+      for (const ref of this.networksOnElan(change.ref.name)) {
+        const [ns = '', name = ''] = ref.split('/');
+        keys.add(networkKey(ns, name));
+        for (const pod of this.lookup.podsSelecting(ref))
+          for (const key of keysOfPod(pod, (n) => this.ctx.view.node(n))) keys.add(key);
+      }
+      if (keys.size > 0) return [...keys];
+    }
     let nodeName: string | undefined;
     const extra: string[] = [];
     if (change.ref.kind === 'k8sNode') {
@@ -162,6 +244,11 @@ export class NetvirtBackend extends OdlBackend {
     for (const obj of view.nodes.list()) yield* this.keysFor({ kind: 'node', obj });
     for (const obj of view.namespaces.list()) yield* this.keysFor({ kind: 'namespace', obj });
     for (const obj of view.pods.list()) yield* this.keysFor({ kind: 'pod', obj });
+    for (const nad of view.networkAttachmentDefinitions()) {
+      const ns = nad.metadata?.namespace;
+      const name = nad.metadata?.name;
+      if (ns && name) yield networkKey(ns, name);
+    }
     if (!this.gateways) return;
     yield GATEWAY_VPN_KEY;
     for (const obj of view.services?.list() ?? []) {
@@ -178,6 +265,7 @@ export class NetvirtBackend extends OdlBackend {
   protected override freshTerm(): void {
     super.freshTerm();
     this.rdReservations.clear();
+    this.attachments.reset();
   }
 
   /** The plan of a key, as the watcher sees the cluster and ODL now. */
@@ -191,6 +279,10 @@ export class NetvirtBackend extends OdlBackend {
   }
 
   protected override async runKeyPlan(key: string, guard: WriteGuard): Promise<PlanRun> {
+    const k = parseNetvirtKey(key);
+    // A pod's attachments are allocated and recorded first: its attachment keys plan from the record.
+    if (k.kind === 'pod' && this.ctx.view.includes('networkattachmentdefinitions'))
+      await this.attachments.sync(k.namespace, k.name, guard.signal);
     const plan = this.plan(key);
     for (const f of plan.facts)
       if (f.fact === 'rd-reassigned')
@@ -203,7 +295,10 @@ export class NetvirtBackend extends OdlBackend {
           },
         );
     const run = await runPlan(this.planContext(), plan, guard, () => this.plan(key));
-    const k = parseNetvirtKey(key);
+    if (k.kind === 'network' && run.outcome.result === 'synced') {
+      const vpn = networkInstanceName(k.namespace, k.name);
+      if (!this.cache.get('vpnInstance', vpn)) this.rdReservations.delete(vpn);
+    }
     if (k.kind === 'node-network') return this.afterNodeNetwork(k.nodeName, plan, run);
     if (k.kind === 'vpn' && run.outcome.result === 'synced' && !this.cache.get('vpnInstance', k.vpnName)) {
       // Gone (or never made): its reservation is free again.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { parseNetvirtKey, podKeyOfInterface } from '../netvirt/keys.js';
-import { netvirtKeysFor, type KeyLookup } from './netvirt-keys.js';
+import { netvirtKeysFor, networksOfPod, type KeyLookup } from './netvirt-keys.js';
 
 const node = (name: string, ip: string, extra: Partial<V1Node> = {}): V1Node => ({
   metadata: { name, uid: `uid-${name}` },
@@ -20,6 +20,7 @@ function lookup(nodes: V1Node[], pods: V1Pod[]): KeyLookup {
     node: (name) => nodes.find((n) => n.metadata?.name === name),
     podsOnNode: (name) => pods.filter((p) => p.spec?.nodeName === name),
     podsInNamespace: (ns) => pods.filter((p) => p.metadata?.namespace === ns),
+    podsSelecting: (network) => pods.filter((p) => networksOfPod(p).includes(network)),
   };
 }
 

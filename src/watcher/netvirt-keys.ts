@@ -3,7 +3,9 @@
  * says what each key owns). Runs inside informer handlers: reads only the lookup, never ODL.
  */
 import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
-import { elanKey, keysOfPod, nodeKey, nodeNetworkKey, podKey, vpnKey } from '../netvirt/keys.js';
+import { elanKey, keysOfPod, networkKey, nodeKey, nodeNetworkKey, podKey, vpnKey } from '../netvirt/keys.js';
+import type { NetworkAttachmentDefinition } from '../netvirt/network-config.js';
+import { NETWORKS_ANNOTATION, parseNetworkSelection } from '../netvirt/network-selection.js';
 import { nodeInternalIp } from '../netvirt/kube.js';
 import { elanInstanceName, vpnName } from '../netvirt/names.js';
 import type { ClusterChange } from './cluster-view.js';
@@ -17,6 +19,8 @@ export interface KeyLookup {
   podsOnNode(nodeName: string): Iterable<V1Pod>;
   /** Pods of a namespace, from the cluster view's index. */
   podsInNamespace(namespace: string): Iterable<V1Pod>;
+  /** Pods whose network selection names the NAD `<ns>/<name>`. */
+  podsSelecting(network: string): Iterable<V1Pod>;
 }
 
 /**
@@ -72,6 +76,31 @@ function namespaceKeys(
   }
 }
 
+/** The networks a pod selects (`<ns>/<name>`; none when its selection does not parse). */
+export function networksOfPod(pod: V1Pod): string[] {
+  const value = pod.metadata?.annotations?.[NETWORKS_ANNOTATION];
+  const ns = pod.metadata?.namespace;
+  if (value === undefined || !ns) return [];
+  try {
+    return parseNetworkSelection(value, ns).map((s) => `${s.namespace}/${s.name}`);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * A NAD change: its network, and the pods that select it (their allocations follow its subnets
+ * and routes, and a NAD appearing or going turns their records into allocations or refusals).
+ */
+function networkKeys(nad: NetworkAttachmentDefinition, lookup: KeyLookup, out: Set<string>): void {
+  const ns = nad.metadata?.namespace;
+  const name = nad.metadata?.name;
+  if (!ns || !name) return;
+  out.add(networkKey(ns, name));
+  const ref = `${ns}/${name}`;
+  for (const pod of lookup.podsSelecting(ref)) podKeys(pod, lookup, out);
+}
+
 /** The keys a change affects, for the netvirt backend. */
 export function netvirtKeysFor(change: ClusterChange, lookup: KeyLookup): string[] {
   const out = new Set<string>();
@@ -80,9 +109,8 @@ export function netvirtKeysFor(change: ClusterChange, lookup: KeyLookup): string
       if (change.old && podProjection(change.old) === podProjection(change.obj)) break;
       podKeys(change.obj, lookup, out);
       // A pod's node or namespace never changes, but its eligibility does; the old state
-      // names the same keys, so it is only consulted when the node differs (defensive).
-      if (change.old && change.old.spec?.nodeName !== change.obj.spec?.nodeName)
-        podKeys(change.old, lookup, out);
+      // names the same keys but for attachments it no longer has (or a different node).
+      if (change.old) podKeys(change.old, lookup, out);
       break;
     case 'node':
       // Kubelets rewrite node status every few seconds (heartbeats, conditions): ignore those.
@@ -91,6 +119,10 @@ export function netvirtKeysFor(change: ClusterChange, lookup: KeyLookup): string
       break;
     case 'namespace':
       namespaceKeys(change.obj, change.old, lookup, out);
+      break;
+    case 'network':
+      if (change.old && change.old.spec?.config === change.obj.spec?.config) break;
+      networkKeys(change.obj, lookup, out);
       break;
     case 'service':
     case 'endpointslice':

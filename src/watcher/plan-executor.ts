@@ -122,6 +122,9 @@ export async function runPlan(
   const partly = plan.facts.find((f) => f.fact === 'partly-deferred');
   if (partly?.fact === 'partly-deferred')
     c.logger.debug('part of the key deferred', { key: plan.key, ...partly.deferral });
+  const refused = plan.facts.find((f) => f.fact === 'refused');
+  if (refused?.fact === 'refused' && plan.involved)
+    return done(reportUntranslatable(c, refused.message, plan.involved));
   const deferred = plan.facts.find((f) => f.fact === 'deferred');
   if (deferred?.fact === 'deferred') {
     // Desired state unknown (node or namespace not known yet): what exists is kept. The event

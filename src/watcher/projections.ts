@@ -5,6 +5,8 @@
  * annotations all the time.
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { ATTACHMENTS_ANNOTATION } from '../netvirt/attachments.js';
+import { NETWORKS_ANNOTATION } from '../netvirt/network-selection.js';
 
 export function podProjection(pod: V1Pod): string {
   return JSON.stringify([
@@ -14,6 +16,9 @@ export function podProjection(pod: V1Pod): string {
     pod.status?.phase,
     pod.status?.podIP,
     (pod.status?.podIPs ?? []).map((p) => p.ip),
+    // Extra networks: what the pod asks for, and what the watcher recorded for it.
+    pod.metadata?.annotations?.[NETWORKS_ANNOTATION],
+    pod.metadata?.annotations?.[ATTACHMENTS_ANNOTATION],
   ]);
 }
 

@@ -36,7 +36,8 @@ import {
 } from '../restconf/client.js';
 import { restconfBatchMetrics, restconfMetrics } from '../restconf/metrics.js';
 import type { Backend, BackendContext } from './backend.js';
-import { ClusterView } from './cluster-view.js';
+import { ClusterView, type OptionalResource } from './cluster-view.js';
+import { KubeApiError, KubeClient } from '../k8s/kube-client.js';
 import { CoeNorthboundBackend } from './coe-northbound/backend.js';
 import { KubeEventRecorder, type EventRecorder } from './events.js';
 import { WatcherMetrics } from './metrics.js';
@@ -302,6 +303,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
       : {}),
   });
   const events = options.events ?? new KubeEventRecorder(options.kubeConfig, logger, identity);
+  const kube = new KubeClient(options.kubeConfig);
 
   let term: Term | undefined;
   let closing = false;
@@ -310,6 +312,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     models,
     view,
     client,
+    kube,
     events,
     metrics,
     enqueue: (key) => term?.add(key),
@@ -317,7 +320,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
   };
   const backend = options.backend?.(backendContext) ?? createBackend(settings.backend, backendContext);
   // Before the view starts: what it watches is fixed, and part of every term's sync gate.
-  view.include(backend.resources ?? []);
+  view.include(await servedResources(kube, backend.resources ?? [], logger));
 
   view.onChange((change) => {
     const t = term;
@@ -608,6 +611,45 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
 }
 
 /** The backends this build knows, by the name the `backend` setting gives. */
+/**
+ * The optional resources the API server serves. A CRD (NetworkAttachmentDefinitions) may not be
+ * installed: then it is left out, once, with a log line saying what is off (an informer on a
+ * path that is 404 would only fail forever). Any other answer keeps it: the informer retries.
+ */
+export async function servedResources(
+  kube: KubeClient,
+  wanted: readonly OptionalResource[],
+  logger: Logger,
+): Promise<OptionalResource[]> {
+  const out: OptionalResource[] = [];
+  for (const resource of wanted) {
+    if (resource !== 'networkattachmentdefinitions') {
+      out.push(resource);
+      continue;
+    }
+    try {
+      // A list of one: the informer's own request (and permission); 404 without the CRD.
+      await kube.request('GET', '/apis/k8s.cni.cncf.io/v1/network-attachment-definitions', {
+        query: { limit: 1 },
+        timeoutMs: 10_000,
+      });
+      out.push(resource);
+    } catch (err) {
+      if (err instanceof KubeApiError && err.status === 404) {
+        logger.info(
+          'the API server does not serve NetworkAttachmentDefinitions (k8s.cni.cncf.io/v1): extra networks are off; restart the watcher once the CRD is installed',
+        );
+        continue;
+      }
+      logger.warn('could not ask whether NetworkAttachmentDefinitions are served; watching them anyway', {
+        error: errorMessage(err),
+      });
+      out.push(resource);
+    }
+  }
+  return out;
+}
+
 export function createBackend(name: BackendName, ctx: BackendContext): Backend {
   switch (name) {
     case 'netvirt':

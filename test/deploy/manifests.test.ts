@@ -597,8 +597,9 @@ describe('deployment manifests', () => {
     const cases = [
       {
         sa: 'odlcoe-watcher',
-        // The watcher holds a Lease through src/k8s/leader-election.ts → lease-lock.ts.
-        code: apiCalls(['src/watcher'], ['src/k8s/lease-lock.ts']),
+        // The watcher holds a Lease through src/k8s/leader-election.ts → lease-lock.ts, and
+        // records Events through src/k8s/event-recorder.ts.
+        code: apiCalls(['src/watcher'], ['src/k8s/lease-lock.ts', 'src/k8s/event-recorder.ts']),
         planned,
       },
       { sa: 'odlcoe-agent', code: apiCalls(['src/agent']), planned: new Map<string, Set<string>>() },

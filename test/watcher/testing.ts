@@ -17,7 +17,7 @@ import { createRegistry } from '../../src/common/metrics.js';
 import { defaultFeatures } from '../../src/emulator/netvirt-schema.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
 import { KubeClient } from '../../src/k8s/kube-client.js';
-import { startKubeSim, type KubeSim } from '../../src/kubesim/server.js';
+import { startKubeSim, type KubeSim, type KubeSimOptions } from '../../src/kubesim/server.js';
 import type { Profile } from '../../src/netvirt/profile.js';
 import { RestconfClient } from '../../src/restconf/client.js';
 import type { DataPath, Dialect } from '../../src/restconf/path.js';
@@ -58,11 +58,18 @@ export async function startEnv(
     profile?: Profile;
     dialect?: Dialect;
     emulator?: Partial<EmulatorOptions>;
+    /** The simulated cluster's API (`withoutGroups`: a cluster without a CRD). */
+    kubesim?: Pick<KubeSimOptions, 'withoutGroups'>;
   } = {},
 ): Promise<Env> {
   const profile = opts.profile ?? 'sodium';
   const dialect = opts.dialect ?? 'rfc8040';
-  const sim = await startKubeSim({ port: 0, bookmarkIntervalMs: 500, logger: logger('kubesim') });
+  const sim = await startKubeSim({
+    port: 0,
+    bookmarkIntervalMs: 500,
+    logger: logger('kubesim'),
+    ...opts.kubesim,
+  });
   const emu = await startEmulator({ port: 0, profile, logger: logger('emulator'), ...opts.emulator });
   const kc = new KubeConfig();
   kc.loadFromString(sim.kubeconfig());

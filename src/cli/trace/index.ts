@@ -10,6 +10,9 @@
  *   elan-interface → vpn-interface and its adjacency → OVS port → its external_ids → the pod
  *   interface's TX checksum offload (on a userspace datapath)
  *
+ * Then every extra interface recorded on the pod (attachments.ts): its record and its ODL
+ * entries; a problem there makes the verdict `problem` when the primary interface is fine.
+ *
  * Every step is still evaluated and shown (an operator fixing the first problem wants to know
  * what comes next). The OVS steps need the node's OVSDB; elsewhere they are skipped with a note.
  */
@@ -28,7 +31,8 @@ import { checkOdl, OdlProbe } from './odl.js';
 import { checkChecksumOffload } from './offload.js';
 import { checkOvs, type OvsCheckOptions } from './ovs.js';
 import { finish, renderTrace } from './render.js';
-import { Trace, type TraceReport, type TraceVerdict } from './steps.js';
+import { PROBLEMS, Trace, type TraceReport, type TraceVerdict } from './steps.js';
+import { traceAttachments } from './attachments.js';
 
 export { renderTrace, type OvsCheckOptions };
 export {
@@ -86,5 +90,24 @@ export async function runTrace(
     );
     await checkChecksumOffload(trace, ovsOpts, found);
   }
-  return report();
+  const result = report();
+  const extra = await traceAttachments(
+    facts.pod,
+    translateSettingsOf(settings),
+    ownerContextOf(settings),
+    odlReader(client, settings),
+    kube,
+    settings.timeoutMs,
+  );
+  result.report.notes.push(...extra.notes);
+  if (extra.attachments.length === 0) return result;
+  result.report.attachments = extra.attachments;
+  const troubled = extra.attachments.some(
+    (a) => a.problem !== undefined || a.entries.some((e) => PROBLEMS.has(e.status)),
+  );
+  if (troubled && result.report.verdict === 'ok') {
+    result.report.verdict = 'problem';
+    result.exitCode = EXIT.problem;
+  }
+  return result;
 }

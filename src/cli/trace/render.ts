@@ -8,6 +8,7 @@ import type { PodFacts } from './facts.js';
 import {
   PROBLEMS,
   TRACE_STEPS,
+  type AttachmentTrace,
   type StepStatus,
   type TraceReport,
   type TraceStep,
@@ -61,6 +62,22 @@ const STATUS_TEXT: Record<StepStatus, string> = {
   'not-checked': 'not checked',
 };
 
+function renderAttachments(attachments: readonly AttachmentTrace[]): string[] {
+  const out = ['Extra interfaces:'];
+  for (const a of attachments) {
+    const what = a.record === 'allocated' ? `${(a.ips ?? []).join(',')} ${a.mac ?? ''}` : 'REFUSED';
+    out.push(`  ${a.interface} on ${a.network}: ${what}${a.problem ? ` (${a.problem})` : ''}`);
+    for (const e of a.entries)
+      out.push(`    ${STATUS_TEXT[e.status].padEnd(11)} ${`${e.kind} ${e.name}`}  ${e.message}`);
+  }
+  const troubled = attachments.filter(
+    (a) => a.problem !== undefined || a.entries.some((e) => PROBLEMS.has(e.status)),
+  );
+  if (troubled.length > 0)
+    out.push(`EXTRA INTERFACE PROBLEM: ${troubled.map((a) => a.interface).join(', ')} (see above)`);
+  return out;
+}
+
 export function renderTrace(r: TraceReport): string {
   const head = `Trace of pod ${r.pod}${r.node ? ` on node ${r.node}` : ''}${r.ip ? `, IP ${r.ip}, MAC ${r.mac}` : ''}`;
   const width = Math.max(...TRACE_STEPS.map((s) => s.length));
@@ -80,6 +97,7 @@ export function renderTrace(r: TraceReport): string {
     out.push('INCOMPLETE: some parts could not be read (see ERROR lines); no problem found before them.');
   else if (r.firstProblem) out.push(`FIRST PROBLEM (${r.firstProblem.step}): ${r.firstProblem.message}`);
   if (r.ovsPorts) out.push('', ...renderPorts(r.ovsPorts));
+  if (r.attachments) out.push('', ...renderAttachments(r.attachments));
   for (const n of r.notes) out.push(`note: ${n}`);
   return out.join('\n');
 }

@@ -40,6 +40,26 @@ export interface TraceStep {
   changed?: string[];
 }
 
+export interface AttachmentEntryTrace {
+  /** The model's list name (`elan-interface`). */
+  kind: string;
+  name: string;
+  status: StepStatus;
+  message: string;
+}
+
+export interface AttachmentTrace {
+  interface: string;
+  network: string;
+  /** `allocated`, or `refused` (the record carries the reason the agent fails the CNI ADD with). */
+  record: 'allocated' | 'refused';
+  ips?: string[];
+  mac?: string;
+  /** The refusal (`<reason>: <message>`), or what is wrong with the network. */
+  problem?: string;
+  entries: AttachmentEntryTrace[];
+}
+
 export type TraceVerdict = 'ok' | 'problem' | 'off-network' | 'incomplete';
 
 /**
@@ -72,6 +92,8 @@ export interface TraceReport {
   notes: string[];
   /** Every OVS port of the pod, `eth0` first; absent when OVS was not looked at. */
   ovsPorts?: TracePort[];
+  /** The pod's extra interfaces (attachments.ts); only for a pod that has any recorded. */
+  attachments?: AttachmentTrace[];
 }
 
 export class Trace {

@@ -87,6 +87,8 @@ export function coeKeysFor(
       return [...out];
     }
     case 'namespace':
+    case 'network':
+      // ODL's COE models have no extra networks: NADs are the netvirt backend's.
       return [];
     case 'service': {
       const { obj, old } = change;

@@ -1,0 +1,485 @@
+/**
+ * Extra networks against the emulator (its schema checks validate every body against the
+ * profile's YANG) and the Kubernetes simulator, both profiles: what ODL holds of networks and
+ * attachments equals a hand-written expected set, and every pod's attachment record equals a
+ * hand-written one, for a routed NAD, an L2 NAD and a NAD on an ELAN an ODL user made, through
+ * create, a NAD update (routes added), a pod delete (its address is free again) and a NAD
+ * delete; the ODL user's ELAN is never written. Then the refusals: a static IP already taken,
+ * one outside the subnet, a malformed MAC and an unknown NAD each get their own reason in the
+ * record and an Event on the pod, and no ODL object; an invalid NAD gets an Event on the NAD
+ * and nothing in ODL.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { createRegistry, type Registry } from '../../src/common/metrics.js';
+import { ATTACHMENTS_ANNOTATION } from '../../src/netvirt/attachments.js';
+import { elanInstanceEntry } from '../../src/netvirt/elan.js';
+import { elanInstanceKind, vpnInstanceKind } from '../../src/netvirt/kinds.js';
+import { vpnRouteDistinguishers } from '../../src/netvirt/ownership.js';
+import { NETWORKS_ANNOTATION } from '../../src/netvirt/network-selection.js';
+import type { Profile } from '../../src/netvirt/profile.js';
+import { entryBody } from '../../src/netvirt/write.js';
+import type { Watcher } from '../../src/watcher/watcher.js';
+import {
+  createNamespace,
+  createNode,
+  deletePod,
+  metricValue,
+  RecordedEvents,
+  readOdl,
+  startEnv,
+  startTestWatcher,
+  waitFor,
+  type Env,
+} from './testing.js';
+
+type Raw = Record<string, unknown>;
+const GROUP = 'k8s.cni.cncf.io';
+const PLURAL = 'network-attachment-definitions';
+const USER_ELAN = 'made-in-odl';
+
+const BLUE = { cniVersion: '1.0.0', type: 'odlcoe', routing: 'vpn', subnets: [{ cidr: '10.50.0.0/24' }] };
+const GREEN = {
+  cniVersion: '1.0.0',
+  type: 'odlcoe',
+  subnets: [{ cidr: '10.51.0.0/24', exclude: ['10.51.0.1'] }],
+};
+const USER = { cniVersion: '1.0.0', type: 'odlcoe', elan: USER_ELAN, subnets: [{ cidr: '10.52.0.0/24' }] };
+
+// ---------------------------------------------------------------------------------------------
+// the hand-written expectations
+
+/** An attachment as the test compares it in ODL. */
+interface AttachmentView {
+  elan: string;
+  mac: string;
+  ip: string;
+  /** `<vpn> <adjacency> gw <gateway>`, or `-` on an L2 network. */
+  vpn: string;
+}
+
+const BLUE_ELAN = 'odlcoe-net.tenant.blue elan:segment-type-vxlan external=false';
+const GREEN_ELAN = 'odlcoe-net.tenant.green elan:segment-type-vxlan external=false';
+
+const att = (elan: string, ip: string, mac: string, vpn = '-'): AttachmentView => ({ elan, ip, mac, vpn });
+const blue = (n: number) =>
+  att(
+    'odlcoe-net.tenant.blue',
+    `10.50.0.${n}`,
+    `0a:58:0a:32:00:0${n}`,
+    `odlcoe-net.tenant.blue 10.50.0.${n}/32 gw 10.50.0.1`,
+  );
+const green = (n: number) => att('odlcoe-net.tenant.green', `10.51.0.${n}`, `0a:58:0a:33:00:0${n}`);
+
+const E1: Record<string, AttachmentView> = {
+  'tenant:a@net1': blue(2),
+  'tenant:a@data0': green(2),
+  'tenant:a@net3': att(USER_ELAN, '10.52.0.1', '0a:58:0a:34:00:01'),
+  'tenant:b@net1': blue(3),
+  'tenant:b@data0': green(3),
+  'tenant:c@net1': att('odlcoe-net.tenant.green', '10.51.0.100', '02:00:00:00:01:00'),
+};
+
+const rec = (network: string, ifname: string, pod: string, ip: string, mac: string, routes: Raw[] = []) => [
+  ifname,
+  { network, interfaceName: `tenant:${pod}@${ifname}`, ips: [ip], mac, routes },
+];
+const defaultVia = (gw: string) => ({ dst: '0.0.0.0/0', gw });
+const R1: Record<string, Raw> = {
+  a: Object.fromEntries([
+    rec('tenant/green', 'data0', 'a', '10.51.0.2/24', '0a:58:0a:33:00:02'),
+    rec('tenant/blue', 'net1', 'a', '10.50.0.2/24', '0a:58:0a:32:00:02', [defaultVia('10.50.0.1')]),
+    rec('tenant/user', 'net3', 'a', '10.52.0.1/24', '0a:58:0a:34:00:01'),
+  ]),
+  b: Object.fromEntries([
+    rec('tenant/green', 'data0', 'b', '10.51.0.3/24', '0a:58:0a:33:00:03'),
+    rec('tenant/blue', 'net1', 'b', '10.50.0.3/24', '0a:58:0a:32:00:03'),
+  ]),
+  c: Object.fromEntries([rec('tenant/green', 'net1', 'c', '10.51.0.100/24', '02:00:00:00:01:00')]),
+};
+
+// ---------------------------------------------------------------------------------------------
+// reading back
+
+const member = (e: Raw, suffix: string): unknown =>
+  Object.entries(e).find(([k]) => k === suffix || k.endsWith(`:${suffix}`))?.[1];
+const isOurs = (name: string) => name.includes('@') || name.startsWith('odlcoe-net.');
+
+/** The attachments in ODL, and the network instances (ELAN and VPN names) odlcoe made. */
+async function networksInOdl(env: Env) {
+  const odl = await readOdl(env);
+  const attachments: Record<string, AttachmentView> = {};
+  const ifs = odl.interface.map((e) => String(e.name)).filter(isOurs);
+  const vifs = new Map(
+    odl['vpn-interface'].filter((e) => isOurs(String(e.name))).map((e) => [String(e.name), e]),
+  );
+  for (const e of odl['elan-interface'].filter((x) => isOurs(String(x.name)))) {
+    const name = String(e.name);
+    assert.ok(ifs.includes(name), `ietf-interface ${name} exists with its elan-interface`);
+    const mac = ((e['static-mac-entries'] ?? []) as Raw[])[0] ?? {};
+    const v = vifs.get(name);
+    const adj = v ? (((member(v, 'adjacency') ?? []) as Raw[])[0] ?? {}) : undefined;
+    attachments[name] = {
+      elan: String(e['elan-instance-name']),
+      ip: String(mac['ip-prefix']),
+      mac: String(mac['mac-address']),
+      vpn:
+        v && adj
+          ? `${((v['vpn-instance-names'] ?? []) as Raw[]).map((x) => String(x['vpn-name'])).join(',')} ${String(adj.ip_address)} gw ${String(adj.subnet_gateway_ip)}`
+          : '-',
+    };
+  }
+  for (const name of [...ifs, ...vifs.keys()]) assert.ok(attachments[name], `stray attachment entry ${name}`);
+  // Each of odlcoe's network ELANs with the leaves it owns: cluster-wide VXLAN, internal.
+  const elans = odl['elan-instance']
+    .filter((e) => isOurs(String(e['elan-instance-name'])))
+    .map(
+      (e) => `${String(e['elan-instance-name'])} ${String(e['segment-type'])} external=${String(e.external)}`,
+    )
+    .sort();
+  const vpns = odl['vpn-instance'].filter((e) => isOurs(String(e['vpn-instance-name'])));
+  return {
+    attachments,
+    elans,
+    vpns: vpns.map((v) => String(v['vpn-instance-name'])).sort(),
+    vpnEntries: vpns,
+  };
+}
+
+async function recordsOf(env: Env, pod: string): Promise<Raw | undefined> {
+  const p = (await env.core.listNamespacedPod({ namespace: 'tenant' })).items.find(
+    (x) => x.metadata?.name === pod,
+  );
+  const value = p?.metadata?.annotations?.[ATTACHMENTS_ANNOTATION];
+  return value === undefined ? undefined : (JSON.parse(value) as Raw);
+}
+
+async function converged(
+  env: Env,
+  expected: { attachments: Record<string, AttachmentView>; elans: string[]; vpns: string[] },
+  records: Record<string, Raw | undefined>,
+): Promise<void> {
+  let last = '';
+  await waitFor(
+    async () => {
+      try {
+        const actual = await networksInOdl(env);
+        assert.deepEqual(
+          { attachments: actual.attachments, elans: actual.elans, vpns: actual.vpns },
+          expected,
+        );
+        for (const [pod, want] of Object.entries(records))
+          assert.deepEqual(await recordsOf(env, pod), want, `records of ${pod}`);
+        return true;
+      } catch (err) {
+        last = (err as Error).message;
+        return false;
+      }
+    },
+    { what: 'the expected networks, attachments and records', timeoutMs: 30_000 },
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}\n${last}`);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// the cluster
+
+async function putNad(env: Env, name: string, config: unknown, replace = false): Promise<void> {
+  const custom = env.kc.makeApiClient(CustomObjectsApi);
+  const base = { group: GROUP, version: 'v1', namespace: 'tenant', plural: PLURAL };
+  const body = {
+    apiVersion: `${GROUP}/v1`,
+    kind: 'NetworkAttachmentDefinition',
+    metadata: { name },
+    spec: { config: JSON.stringify(config) },
+  };
+  if (!replace) {
+    await custom.createNamespacedCustomObject({ ...base, body });
+    return;
+  }
+  const current = (await custom.getNamespacedCustomObject({ ...base, name })) as Raw;
+  await custom.replaceNamespacedCustomObject({ ...base, name, body: { ...current, spec: body.spec } });
+}
+
+async function deleteNad(env: Env, name: string): Promise<void> {
+  const custom = env.kc.makeApiClient(CustomObjectsApi);
+  await custom.deleteNamespacedCustomObject({
+    group: GROUP,
+    version: 'v1',
+    namespace: 'tenant',
+    plural: PLURAL,
+    name,
+  });
+}
+
+async function createAttachedPod(env: Env, name: string, node: string, networks: unknown): Promise<void> {
+  await env.core.createNamespacedPod({
+    namespace: 'tenant',
+    body: {
+      metadata: {
+        name,
+        annotations: {
+          [NETWORKS_ANNOTATION]: typeof networks === 'string' ? networks : JSON.stringify(networks),
+        },
+      },
+      spec: { nodeName: node, containers: [{ name: 'c', image: 'pause' }] },
+      status: { phase: 'Pending' },
+    },
+  });
+  await waitFor(async () => (await recordsOf(env, name)) !== undefined, {
+    what: `the record of pod ${name}`,
+  });
+}
+
+/** The ELAN an ODL user made over RESTCONF, as ODL then holds it (with its write-backs). */
+async function userElan(env: Env): Promise<Raw | undefined> {
+  const odl = await readOdl(env);
+  return odl['elan-instance'].find((e) => e['elan-instance-name'] === USER_ELAN);
+}
+
+for (const profile of ['sodium', 'aluminium'] as Profile[])
+  describe(`extra networks in ODL (${profile})`, () => {
+    let env: Env;
+    let watcher: Watcher | undefined;
+    let registry: Registry;
+    const events = new RecordedEvents();
+    let userElanBefore: Raw | undefined;
+
+    before(async () => {
+      env = await startEnv({ profile });
+      const path = elanInstanceKind.entry(profile, USER_ELAN);
+      await env.odl.put(
+        path,
+        entryBody(
+          path,
+          elanInstanceEntry({ name: USER_ELAN, segmentType: 'vxlan', description: 'made by an ODL user' }),
+        ),
+      );
+      for (const n of [1, 2]) await createNode(env, `n${n}`, `192.168.56.1${n}`, `10.20.${n}.0/24`);
+      await createNamespace(env, 'tenant');
+      await putNad(env, 'blue', BLUE);
+      await putNad(env, 'green', GREEN);
+      await putNad(env, 'user', USER);
+      registry = createRegistry();
+      watcher = await startTestWatcher(env, {}, { events, registry });
+      await waitFor(async () => (await userElan(env))?.['elan-tag'] !== undefined, {
+        what: "ELAN manager's write-back on the user's ELAN",
+      });
+      userElanBefore = await userElan(env);
+    });
+    after(async () => {
+      await watcher?.close();
+      await env.close();
+    });
+
+    it('creates the networks and every attachment, with records the agent reads', async () => {
+      await createAttachedPod(env, 'a', 'n1', [
+        { name: 'blue', 'default-route': ['10.50.0.1'] },
+        { name: 'green', interface: 'data0' },
+        { name: 'user' },
+      ]);
+      await createAttachedPod(env, 'b', 'n2', 'blue,tenant/green@data0');
+      await createAttachedPod(env, 'c', 'n1', [
+        { name: 'green', ips: ['10.51.0.100/24'], mac: '02:00:00:00:01:00' },
+      ]);
+      await converged(
+        env,
+        {
+          attachments: E1,
+          elans: [BLUE_ELAN, GREEN_ELAN],
+          vpns: ['odlcoe-net.tenant.blue'],
+        },
+        R1,
+      );
+      const vpn = vpnInstanceKind.parse(profile, (await networksInOdl(env)).vpnEntries[0] ?? {});
+      const rds = vpnRouteDistinguishers(vpn);
+      const targets = vpn.profile === 'sodium' ? (vpn.ipv4Family?.vpnTargets ?? []) : vpn.vpnTargets;
+      assert.equal(rds.length, 1, 'the network VPN has one RD');
+      assert.deepEqual(
+        targets.map((t) => `${t.value} ${t.type}`),
+        [`${rds[0] ?? ''} both`],
+        'the network VPN imports and exports only its own RD',
+      );
+    });
+
+    it('a NAD update (routes added) changes the records, not ODL', async () => {
+      await putNad(env, 'green', { ...GREEN, routes: [{ dst: '10.61.0.0/16', gw: '10.51.0.1' }] }, true);
+      const route = { dst: '10.61.0.0/16', gw: '10.51.0.1' };
+      const withRoute = (records: Raw, ifname: string) => ({
+        ...records,
+        [ifname]: { ...(records[ifname] as Raw), routes: [route] },
+      });
+      await converged(
+        env,
+        {
+          attachments: E1,
+          elans: [BLUE_ELAN, GREEN_ELAN],
+          vpns: ['odlcoe-net.tenant.blue'],
+        },
+        { a: withRoute(R1.a!, 'data0'), b: withRoute(R1.b!, 'data0'), c: withRoute(R1.c!, 'net1') },
+      );
+    });
+
+    it('a pod delete removes its attachments and frees its addresses', async () => {
+      await deletePod(env, 'tenant', 'b');
+      const E2 = { ...E1 };
+      delete E2['tenant:b@net1'];
+      delete E2['tenant:b@data0'];
+      await converged(
+        env,
+        {
+          attachments: E2,
+          elans: [BLUE_ELAN, GREEN_ELAN],
+          vpns: ['odlcoe-net.tenant.blue'],
+        },
+        { b: undefined },
+      );
+      await waitFor(
+        async () =>
+          !(await env.core.listNamespacedPod({ namespace: 'tenant' })).items.some(
+            (p) => p.metadata?.name === 'b',
+          ),
+        { what: 'pod b gone' },
+      );
+      await createAttachedPod(env, 'd', 'n2', 'blue');
+      await converged(
+        env,
+        {
+          attachments: { ...E2, 'tenant:d@net1': blue(3) },
+          elans: [BLUE_ELAN, GREEN_ELAN],
+          vpns: ['odlcoe-net.tenant.blue'],
+        },
+        { d: Object.fromEntries([rec('tenant/blue', 'net1', 'd', '10.50.0.3/24', '0a:58:0a:32:00:03')]) },
+      );
+    });
+
+    it("a NAD delete removes its ELAN, VPN and attachments; the ODL user's ELAN was never written", async () => {
+      await deleteNad(env, 'blue');
+      const E3 = { ...E1 };
+      for (const k of ['tenant:a@net1', 'tenant:b@net1', 'tenant:b@data0']) delete E3[k];
+      await converged(env, { attachments: E3, elans: [GREEN_ELAN], vpns: [] }, {});
+      const a = await recordsOf(env, 'a');
+      assert.equal((a?.net1 as { error?: { reason: string } }).error?.reason, 'unknown-network');
+      await deleteNad(env, 'user');
+      await deleteNad(env, 'green');
+      await converged(env, { attachments: {}, elans: [], vpns: [] }, {});
+      assert.deepEqual(await userElan(env), userElanBefore, "the ODL user's ELAN is as it was");
+      assert.equal(
+        await metricValue(registry, 'odlcoe_watcher_reconciles_total', { result: 'error' }),
+        0,
+        'no reconcile failed',
+      );
+    });
+  });
+
+describe('extra networks: refusals (sodium)', () => {
+  let env: Env;
+  let watcher: Watcher | undefined;
+  let registry: Registry;
+  const events = new RecordedEvents();
+
+  before(async () => {
+    env = await startEnv({ profile: 'sodium' });
+    await createNode(env, 'n1', '192.168.56.11', '10.20.1.0/24');
+    await createNamespace(env, 'tenant');
+    await putNad(env, 'green', GREEN);
+    registry = createRegistry();
+    watcher = await startTestWatcher(env, {}, { events, registry });
+    await createAttachedPod(env, 'holder', 'n1', [{ name: 'green', ips: ['10.51.0.100/24'] }]);
+  });
+  after(async () => {
+    await watcher?.close();
+    await env.close();
+  });
+
+  const cases: [string, unknown, string, RegExp][] = [
+    [
+      'taken',
+      [{ name: 'green', ips: ['10.51.0.100/24'] }],
+      'ip-taken',
+      /10\.51\.0\.100 is held by pod tenant\/holder net1/,
+    ],
+    [
+      'outside',
+      [{ name: 'green', ips: ['10.99.0.5/24'] }],
+      'ip-outside-subnet',
+      /10\.99\.0\.5 is outside the network's subnets 10\.51\.0\.0\/24/,
+    ],
+    [
+      'badmac',
+      [{ name: 'green', mac: '0g:00:00:00:00:01' }],
+      'malformed-mac',
+      /mac "0g:00:00:00:00:01" is not a unicast 48-bit MAC/,
+    ],
+    ['unknown', 'nowhere', 'unknown-network', /no NetworkAttachmentDefinition tenant\/nowhere/],
+  ];
+  for (const [pod, networks, reason, message] of cases)
+    it(`${reason}: its reason in the record, an Event on the pod, nothing in ODL`, async () => {
+      await createAttachedPod(env, pod, 'n1', networks);
+      const record = (await recordsOf(env, pod))?.net1 as { error?: { reason: string; message: string } };
+      assert.equal(record.error?.reason, reason);
+      assert.match(record.error?.message ?? '', message);
+      await waitFor(
+        () =>
+          events.events.some(
+            (e) =>
+              e.object.kind === 'Pod' &&
+              e.object.name === pod &&
+              e.reason === 'InvalidForOdl' &&
+              message.test(e.message),
+          ),
+        { what: `the Event on pod ${pod}` },
+      );
+      assert.ok(
+        (await metricValue(registry, 'odlcoe_watcher_reconciles_total', {
+          kind: 'attachment',
+          result: 'deferred',
+        })) > 0,
+        'refused attachments are counted as deferred',
+      );
+      const odl = await readOdl(env);
+      const names = [...odl.interface, ...odl['elan-interface'], ...odl['vpn-interface']].map((e) =>
+        String(e.name),
+      );
+      assert.ok(
+        !names.some((n) => n.startsWith(`tenant:${pod}@`)),
+        `no ODL object for pod ${pod}'s refused attachment`,
+      );
+    });
+
+  it('an invalid NAD: an Event on the NAD, a metric, nothing written', async () => {
+    await putNad(env, 'bad', {
+      type: 'odlcoe',
+      routing: 'vpn',
+      subnets: [{ cidr: '10.70.0.0/24', gateway: '10.71.0.1' }],
+    });
+    await waitFor(
+      () =>
+        events.events.some(
+          (e) =>
+            e.object.kind === 'NetworkAttachmentDefinition' &&
+            e.object.name === 'bad' &&
+            /gateway: 10\.71\.0\.1 is not a host address of 10\.70\.0\.0\/24/.test(e.message),
+        ),
+      { what: 'the Event on NAD tenant/bad' },
+    );
+    assert.ok(
+      (await metricValue(registry, 'odlcoe_watcher_reconciles_total', {
+        kind: 'network',
+        result: 'deferred',
+      })) > 0,
+      'the refused network is counted as deferred',
+    );
+    const odl = await readOdl(env);
+    assert.ok(
+      !odl['elan-instance'].some((e) => e['elan-instance-name'] === 'odlcoe-net.tenant.bad'),
+      'no ELAN for the invalid NAD',
+    );
+    assert.ok(
+      !odl['vpn-instance'].some((e) => e['vpn-instance-name'] === 'odlcoe-net.tenant.bad'),
+      'no VPN for the invalid NAD',
+    );
+  });
+});
