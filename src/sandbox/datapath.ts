@@ -12,7 +12,7 @@
 import { CommandError } from '../common/exec.js';
 import { Ovs, type OvsPort } from '../ovs/ovs.js';
 import { execInNetns } from './netns.js';
-import type { PodSandbox } from './pod-runtime.js';
+import type { ExtraInterface, PodSandbox } from './pod-runtime.js';
 
 export interface PingResult {
   node: string;
@@ -99,6 +99,49 @@ export async function withinNode<T extends object>(
 /** From the node's first pod (by name) to every other pod of the node. */
 export function pingWithinNode(node: string, sandboxes: readonly PodSandbox[]): Promise<PingResult[]> {
   return withinNode(node, sandboxes, (from, to) => ping(from.sandbox, to.ip));
+}
+
+/** A ping over an extra interface (a Multus attachment): which network and interface. */
+export interface ExtraPingResult extends PingResult {
+  network: string;
+  ifName: string;
+}
+
+/** The first address of an extra interface's ADD result, bare. */
+function extraIp(x: ExtraInterface): string | undefined {
+  const ips = (x.result.ips ?? []) as { address?: string }[];
+  return ips[0]?.address?.split('/')[0];
+}
+
+/**
+ * Over each extra network of the node's pods: from its first pod (by name) on that network to
+ * every other, through their extra interfaces (the address of the target's interface on it).
+ */
+export async function pingExtraWithinNode(
+  node: string,
+  sandboxes: readonly PodSandbox[],
+): Promise<ExtraPingResult[]> {
+  const byNetwork = new Map<string, { sandbox: PodSandbox; x: ExtraInterface; ip: string }[]>();
+  for (const sandbox of [...sandboxes].sort((a, b) => podName(a).localeCompare(podName(b))))
+    for (const x of sandbox.extra ?? []) {
+      const ip = extraIp(x);
+      const network = typeof x.config.name === 'string' ? x.config.name : '?';
+      if (ip) byNetwork.set(network, [...(byNetwork.get(network) ?? []), { sandbox, x, ip }]);
+    }
+  const out: ExtraPingResult[] = [];
+  for (const [network, [first, ...others]] of byNetwork)
+    for (const to of first ? others : []) {
+      const r = await ping(first!.sandbox, to.ip);
+      out.push({
+        node,
+        network,
+        ifName: first!.x.ifName,
+        from: { pod: podName(first!.sandbox), ip: first!.ip },
+        to: { pod: podName(to.sandbox), ip: to.ip },
+        ...r,
+      });
+    }
+  return out;
 }
 
 /**

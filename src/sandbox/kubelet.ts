@@ -22,7 +22,9 @@ import { Registry } from '../common/metrics.js';
 import { Informer } from '../k8s/informer.js';
 import { KubeApiError, KubeClient } from '../k8s/kube-client.js';
 import { WorkQueue } from '../queue/work-queue.js';
-import type { PodRef, PodRuntime, PodSandbox } from './pod-runtime.js';
+import { NAD_API_VERSION, NAD_PLURAL } from '../netvirt/network-config.js';
+import { NETWORKS_ANNOTATION, parseNetworkSelection } from '../netvirt/network-selection.js';
+import type { ExtraAttachment, PodRef, PodRuntime, PodSandbox } from './pod-runtime.js';
 
 export interface KubeletOptions {
   nodeName: string;
@@ -213,7 +215,8 @@ export class Kubelet {
     }
     if (!sandbox) {
       try {
-        sandbox = await this.options.runtime.add(ref);
+        const attachments = await this.attachmentsOf(pod);
+        sandbox = await this.options.runtime.add(attachments.length > 0 ? { ...ref, attachments } : ref);
       } catch (err) {
         this.failures.set(key, { pod: key, error: errorMessage(err), at: Date.now() });
         this.logger.info('kubelet: pod sandbox not created yet; retrying', {
@@ -261,6 +264,32 @@ export class Kubelet {
   }
 
   /** Sets phase Running, podIP(s) and hostIP(s) unless the status already says so. */
+  /**
+   * Multus' part: the pod's `k8s.v1.cni.cncf.io/networks` selection, each element's
+   * NetworkAttachmentDefinition read from the API (a missing one fails the sandbox, which is
+   * retried, as Multus fails it).
+   */
+  private async attachmentsOf(pod: V1Pod): Promise<ExtraAttachment[]> {
+    const value = pod.metadata?.annotations?.[NETWORKS_ANNOTATION];
+    const namespace = pod.metadata?.namespace ?? '';
+    if (value === undefined) return [];
+    const out: ExtraAttachment[] = [];
+    for (const sel of parseNetworkSelection(value, namespace)) {
+      const nad = await this.kube.request<{ spec?: { config?: string } }>(
+        'GET',
+        `/apis/${NAD_API_VERSION}/namespaces/${seg(sel.namespace)}/${NAD_PLURAL}/${seg(sel.name)}`,
+      );
+      const config = JSON.parse(nad.spec?.config ?? '{}') as Record<string, unknown>;
+      out.push({
+        ifName: sel.interface,
+        config,
+        ...(sel.ips ? { ips: sel.ips } : {}),
+        ...(sel.mac ? { mac: sel.mac } : {}),
+      });
+    }
+    return out;
+  }
+
   private async writeStatus(ref: PodRef, pod: V1Pod, ips: string[]): Promise<void> {
     const s = pod.status ?? {};
     const current = (s.podIPs ?? []).map((p) => p.ip);

@@ -20,6 +20,30 @@ export interface PodRef {
   namespace: string;
   name: string;
   uid: string;
+  /**
+   * Its extra interfaces, in the order of its `k8s.v1.cni.cncf.io/networks` selection: what
+   * Multus would delegate after the pod's own network (the kubelet stand-in resolves them).
+   */
+  attachments?: ExtraAttachment[];
+}
+
+/** One extra interface as Multus delegates it: the NAD's config, the interface, the request. */
+export interface ExtraAttachment {
+  /** `CNI_IFNAME` (`net1`, or the selection's `interface`). */
+  ifName: string;
+  /** The NetworkAttachmentDefinition's `spec.config`, parsed. */
+  config: Record<string, unknown>;
+  /** Static `ips` / `mac` of the selection (handed on only for the capabilities the config declares). */
+  ips?: string[];
+  mac?: string;
+}
+
+/** An extra interface that is up: what its DEL needs. */
+export interface ExtraInterface {
+  ifName: string;
+  /** The stdin of its ADD (without prevResult). */
+  config: Record<string, unknown>;
+  result: Record<string, unknown>;
 }
 
 export interface PodSandbox {
@@ -36,6 +60,8 @@ export interface PodSandbox {
   hostInterface?: string;
   /** The CNI ADD result (prevResult of the DEL). */
   cniResult?: Record<string, unknown>;
+  /** Extra interfaces (Multus attachments), in ADD order. */
+  extra?: ExtraInterface[];
 }
 
 export interface PodRuntime {
@@ -80,6 +106,37 @@ export function kubeletCniArgs(pod: PodRef, containerId: string): string {
     `K8S_POD_INFRA_CONTAINER_ID=${containerId}`,
     `K8S_POD_UID=${pod.uid}`,
   ].join(';');
+}
+
+/** CNI_ARGS as Multus builds them for a delegate (`IgnoreUnknown=true`, the pod's K8S_* args). */
+export function multusCniArgs(pod: PodRef, containerId: string): string {
+  return [
+    'IgnoreUnknown=true',
+    `K8S_POD_NAMESPACE=${pod.namespace}`,
+    `K8S_POD_NAME=${pod.name}`,
+    `K8S_POD_INFRA_CONTAINER_ID=${containerId}`,
+    `K8S_POD_UID=${pod.uid}`,
+  ].join(';');
+}
+
+/**
+ * The config Multus hands a delegate: the NAD's config, `runtimeConfig` `ips`/`mac` only for the
+ * capabilities it declares, and (the sandbox's stand-in for the node's defaults) the agent's
+ * socket, DEL spool and log file where the config names none.
+ */
+export function delegateConfig(
+  a: ExtraAttachment,
+  defaults: Record<string, unknown>,
+): Record<string, unknown> {
+  const caps = (a.config.capabilities ?? {}) as Record<string, unknown>;
+  const runtimeConfig: Record<string, unknown> = {};
+  if (caps.ips === true && a.ips?.length) runtimeConfig.ips = a.ips;
+  if (caps.mac === true && a.mac) runtimeConfig.mac = a.mac;
+  return {
+    ...defaults,
+    ...a.config,
+    ...(Object.keys(runtimeConfig).length > 0 ? { runtimeConfig } : {}),
+  };
 }
 
 /**
@@ -142,11 +199,31 @@ export class CniPodRuntime implements PodRuntime {
     const containerId = newContainerId();
     const netns: NamedNetns = await createNetns(`${this.options.label}-pod`);
     const base = { pod, containerId, netns: { name: netns.name, path: netns.path } };
+    const extra: ExtraInterface[] = [];
+    let primary: Record<string, unknown> | undefined;
     try {
-      const result = await this.call('ADD', base);
-      return { ...base, ...parseAddResult(result), cniResult: result };
+      primary = await this.call('ADD', base);
+      // Multus: the pod's own network first, then each attachment in selection order.
+      const conflist = await this.pluginDefaults();
+      for (const a of pod.attachments ?? []) {
+        const config = delegateConfig(a, conflist);
+        extra.push({ ifName: a.ifName, config, result: await this.callExtra('ADD', base, a.ifName, config) });
+      }
+      return { ...base, ...parseAddResult(primary), cniResult: primary, extra };
     } catch (err) {
       // As a runtime does after a failed ADD: DEL (the plugin must clean up), then drop the netns.
+      const failed = pod.attachments?.[extra.length];
+      if (primary && failed)
+        await this.callExtra(
+          'DEL',
+          base,
+          failed.ifName,
+          delegateConfig(failed, await this.pluginDefaults()),
+        ).catch(() => undefined);
+      for (const x of [...extra].reverse())
+        await this.callExtra('DEL', base, x.ifName, { ...x.config, prevResult: x.result }).catch(
+          () => undefined,
+        );
       await this.call('DEL', base).catch(() => undefined);
       await netns.remove();
       throw err;
@@ -154,8 +231,47 @@ export class CniPodRuntime implements PodRuntime {
   }
 
   async remove(sandbox: PodSandbox): Promise<void> {
+    // Multus: attachments in reverse order, then the pod's own network.
+    for (const x of [...(sandbox.extra ?? [])].reverse())
+      await this.callExtra('DEL', sandbox, x.ifName, { ...x.config, prevResult: x.result });
     await this.call('DEL', sandbox);
     if (sandbox.netns) await removeNetns(sandbox.netns.name);
+  }
+
+  /**
+   * What the node's installation gives a NAD config that names none: the agent's socket, DEL
+   * spool and log file. A real node has them at the agent's defaults; the sandbox's simulated
+   * nodes each have their own, named in the conflist their agent wrote.
+   */
+  private async pluginDefaults(): Promise<Record<string, unknown>> {
+    const conflist = JSON.parse(await readFile(this.options.conflistPath, 'utf8')) as {
+      cniVersion?: string;
+      plugins?: Record<string, unknown>[];
+    };
+    const plugin = conflist.plugins?.[0] ?? {};
+    const out: Record<string, unknown> = { cniVersion: conflist.cniVersion };
+    for (const key of ['socket', 'pendingDelDir', 'logFile'])
+      if (plugin[key] !== undefined) out[key] = plugin[key];
+    return out;
+  }
+
+  /** One extra interface's CNI call, as Multus makes it. */
+  private callExtra(
+    command: 'ADD' | 'DEL',
+    sandbox: Pick<PodSandbox, 'pod' | 'containerId' | 'netns'>,
+    ifName: string,
+    config: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    return this.exec(
+      command,
+      {
+        CNI_CONTAINERID: sandbox.containerId,
+        CNI_NETNS: sandbox.netns?.path ?? '',
+        CNI_IFNAME: ifName,
+        CNI_ARGS: multusCniArgs(sandbox.pod, sandbox.containerId),
+      },
+      JSON.stringify(config),
+    );
   }
 
   /** Execs the plugin as a runtime does: CNI_* in a clean environment, the config on stdin. */
@@ -165,14 +281,29 @@ export class CniPodRuntime implements PodRuntime {
   ): Promise<Record<string, unknown>> {
     const conflist = JSON.parse(await readFile(this.options.conflistPath, 'utf8')) as unknown;
     const stdin = pluginConfig(conflist, command === 'DEL' ? sandbox.cniResult : undefined);
+    return this.exec(
+      command,
+      {
+        CNI_CONTAINERID: sandbox.containerId,
+        CNI_NETNS: sandbox.netns?.path ?? '',
+        CNI_IFNAME: POD_IFNAME,
+        CNI_ARGS: kubeletCniArgs(sandbox.pod, sandbox.containerId),
+      },
+      stdin,
+    );
+  }
+
+  /** Execs the plugin: CNI_* in a clean environment, the config on stdin. */
+  private async exec(
+    command: 'ADD' | 'DEL',
+    cni: { CNI_CONTAINERID: string; CNI_NETNS: string; CNI_IFNAME: string; CNI_ARGS: string },
+    stdin: string,
+  ): Promise<Record<string, unknown>> {
     const shim = programCommand('cni/odlcoe');
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
       CNI_COMMAND: command,
-      CNI_CONTAINERID: sandbox.containerId,
-      CNI_NETNS: sandbox.netns?.path ?? '',
-      CNI_IFNAME: POD_IFNAME,
-      CNI_ARGS: kubeletCniArgs(sandbox.pod, sandbox.containerId),
+      ...cni,
       CNI_PATH: '/opt/cni/bin:/usr/lib/cni',
     };
     let stdout: string;

@@ -1,8 +1,11 @@
 /**
  * The cluster the sandbox loads: a few nodes with InternalIPs and pod CIDRs, a few namespaces,
  * and pods bound to nodes (as if the scheduler had run) but without IPs: the kubelet stand-ins
- * give them their addresses through the pod status, as kubelet does. Pure data.
+ * give them their addresses through the pod status, as kubelet does; one extra network that two
+ * pods of a node attach to (as Multus would). Pure data.
  */
+import { NAD_API_VERSION, NAD_KIND } from '../netvirt/network-config.js';
+import { NETWORKS_ANNOTATION } from '../netvirt/network-selection.js';
 
 export interface SampleNode {
   name: string;
@@ -16,6 +19,16 @@ export interface SamplePod {
   node: string;
   app: string;
   hostNetwork?: boolean;
+  /** Its `k8s.v1.cni.cncf.io/networks` selection (extra interfaces through Multus). */
+  networks?: string;
+}
+
+/** An odlcoe NetworkAttachmentDefinition (extra network). */
+export interface SampleNetwork {
+  namespace: string;
+  name: string;
+  /** Its `spec.config` (docs/networks.md). */
+  config: Record<string, unknown>;
 }
 
 /** A Service as kube-apiserver holds it once its ClusterIP is allocated. */
@@ -45,6 +58,8 @@ export interface SampleCluster {
   pods: SamplePod[];
   /** Absent: Services off (no node gateways, no Service routes). */
   services?: SampleServices;
+  /** Extra networks (NetworkAttachmentDefinitions) the pods' `networks` name. */
+  networks?: SampleNetwork[];
 }
 
 /** Where the watcher's leader Lease lives (odlcoectl status looks there by default). */
@@ -62,10 +77,17 @@ export const SAMPLE_CLUSTER: SampleCluster = {
     { namespace: 'frontend', name: 'web-0', node: 'node-a', app: 'web' },
     { namespace: 'frontend', name: 'web-1', node: 'node-b', app: 'web' },
     { namespace: 'frontend', name: 'web-2', node: 'node-c', app: 'web' },
-    { namespace: 'backend', name: 'api-0', node: 'node-a', app: 'api' },
+    // An extra interface (net1) on the L2 network backend/storage, as Multus gives it.
+    { namespace: 'backend', name: 'api-0', node: 'node-a', app: 'api', networks: 'backend/storage' },
     { namespace: 'backend', name: 'api-1', node: 'node-b', app: 'api' },
     { namespace: 'backend', name: 'db-0', node: 'node-c', app: 'db' },
-    { namespace: 'monitoring', name: 'prometheus-0', node: 'node-a', app: 'prometheus' },
+    {
+      namespace: 'monitoring',
+      name: 'prometheus-0',
+      node: 'node-a',
+      app: 'prometheus',
+      networks: 'backend/storage',
+    },
     // hostNetwork pods share their node's address and get nothing in ODL.
     {
       namespace: 'kube-system',
@@ -99,6 +121,13 @@ export const SAMPLE_CLUSTER: SampleCluster = {
       { namespace: 'monitoring', name: 'prometheus', app: 'prometheus', clusterIp: 'None' },
     ],
   },
+  networks: [
+    {
+      namespace: 'backend',
+      name: 'storage',
+      config: { cniVersion: '1.0.0', name: 'storage', type: 'odlcoe', subnets: [{ cidr: '10.50.0.0/24' }] },
+    },
+  ],
 };
 
 export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
@@ -133,7 +162,12 @@ export function podObject(pod: SamplePod): Record<string, unknown> {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: pod.name, namespace: pod.namespace, labels: { app: pod.app } },
+    metadata: {
+      name: pod.name,
+      namespace: pod.namespace,
+      labels: { app: pod.app },
+      ...(pod.networks ? { annotations: { [NETWORKS_ANNOTATION]: pod.networks } } : {}),
+    },
     spec: {
       nodeName: pod.node,
       ...(pod.hostNetwork ? { hostNetwork: true } : {}),
@@ -166,10 +200,20 @@ export function serviceRoutePrefixes(service: SampleService): string[] {
 }
 
 /** Every object of the cluster, in an order the API accepts (namespaces before their pods). */
+export function networkObject(network: SampleNetwork): Record<string, unknown> {
+  return {
+    apiVersion: NAD_API_VERSION,
+    kind: NAD_KIND,
+    metadata: { name: network.name, namespace: network.namespace },
+    spec: { config: JSON.stringify(network.config) },
+  };
+}
+
 export function clusterObjects(cluster: SampleCluster): Record<string, unknown>[] {
   return [
     ...cluster.nodes.map(nodeObject),
     ...cluster.namespaces.map(namespaceObject),
+    ...(cluster.networks ?? []).map(networkObject),
     ...cluster.pods.map(podObject),
     ...(cluster.services?.services ?? []).map(serviceObject),
   ];

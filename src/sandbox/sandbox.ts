@@ -32,7 +32,7 @@ import type { Dialect } from '../restconf/path.js';
 import { loadWatcherConfig } from '../config/watcher-config.js';
 import { startWatcher, type Watcher } from '../watcher/watcher.js';
 import { measureProgress, type Progress } from './convergence.js';
-import { bridgePorts, pingFromHost, pingWithinNode } from './datapath.js';
+import { bridgePorts, pingExtraWithinNode, pingFromHost, pingWithinNode } from './datapath.js';
 import { exchangeTraffic, podOffloadSummary, trafficWithinNode, type TrafficResult } from './pod-traffic.js';
 import { Kubelet } from './kubelet.js';
 import { AddressPodRuntime, CniPodRuntime, type PodSandbox } from './pod-runtime.js';
@@ -502,6 +502,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
             node: node.name,
             ports: await bridgePorts(node.ovs.dbSocket, node.bridge),
             pings: await pingWithinNode(node.name, sandboxes),
+            extraPings: await pingExtraWithinNode(node.name, sandboxes),
             traffic: await trafficWithinNode(node.name, sandboxes, { logFile: trafficLog }),
             checksumOffload: await podOffloadSummary(node.ovs.dbSocket, node.bridge),
           });

@@ -5,7 +5,7 @@
  */
 import type { OvsPort } from '../ovs/ovs.js';
 import { gatewayEntries, type DumpElan, type DumpInterface, type DumpTree } from '../cli/dump.js';
-import type { PingResult } from './datapath.js';
+import type { ExtraPingResult, PingResult } from './datapath.js';
 import type { ExchangeResult, TrafficResult } from './pod-traffic.js';
 
 export interface NodeDataPath {
@@ -13,6 +13,8 @@ export interface NodeDataPath {
   /** The node's br-int ports with the external_ids the agent set. */
   ports: OvsPort[];
   pings: PingResult[];
+  /** Pings over the pods' extra interfaces (Multus attachments), per extra network. */
+  extraPings?: ExtraPingResult[];
   /** HTTP GET and UDP echo between the same pairs of pods. */
   traffic: TrafficResult[];
   /** What the node's datapath needs of pod interfaces (src/ovs/datapath.ts). */
@@ -198,6 +200,10 @@ export function renderDataPath(nodes: readonly NodeDataPath[], skippedReason: st
       out.push(`    tcp  ${pair} HTTP GET: ${exchange(t.tcp)}`, `    udp  ${pair} echo: ${exchange(t.udp)}`);
     }
     if (n.pings.length === 0) out.push('    (fewer than two pods on this node: nothing to ping)');
+    for (const p of n.extraPings ?? [])
+      out.push(
+        `    ping ${p.from.pod} ${p.from.ip} -> ${p.to.pod} ${p.to.ip} over ${p.ifName} (extra network ${p.network}): ${pingResult(p)}`,
+      );
     if (n.host) {
       out.push(`    host side (${n.node}'s network namespace) through its gateway port:`);
       for (const p of n.host.pings)

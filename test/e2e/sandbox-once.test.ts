@@ -137,6 +137,11 @@ describe('npm start -- --once (the built sandbox)', () => {
       assert.match(result.stderr, /ping .* ok/);
       assert.match(result.stderr, /tcp +\S+ [\d.]+ -> \S+ [\d.]+ HTTP GET: ok/);
       assert.match(result.stderr, /udp +\S+ [\d.]+ -> \S+ [\d.]+ echo: ok/);
+      // Two pods of node-a with an extra interface on backend/storage (Multus, the watcher's record).
+      assert.match(
+        result.stderr,
+        /ping backend\/api-0 10\.50\.0\.\d+ -> monitoring\/prometheus-0 10\.50\.0\.\d+ over net1 \(extra network storage\): ok/,
+      );
       assert.match(
         result.stderr,
         /pod interfaces: TX checksum offload turned off \(datapath netdev, userspace-tso-enable false\)/,
