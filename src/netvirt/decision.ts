@@ -7,7 +7,10 @@
  */
 import type { DataPath } from '../restconf/path.js';
 import type { Ownership } from './ownership.js';
+import { canonicalJson } from './json.js';
 import { deleteOp, type WriteOp } from './write.js';
+
+export { canonicalJson };
 
 export type Decision =
   /** Absent in ODL: create it. */
@@ -28,18 +31,6 @@ export interface DiffOptions {
   keep?: boolean;
   /** The entry's name, for a decision when neither side is given (a caller diffing by name). */
   name?: string;
-}
-
-/** A canonical JSON text: object members sorted, undefined members dropped. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const members = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${members.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 /** Owned leaves (by YANG name) whose canonical values differ. */
