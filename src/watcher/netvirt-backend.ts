@@ -18,6 +18,7 @@ import {
 import { networkSubnets, nodeOfNetwork } from '../netvirt/node-network.js';
 import type { DhcpNetwork } from '../netvirt/dhcp.js';
 import type { Acl } from '../netvirt/acl.js';
+import type { Interface } from '../netvirt/interfaces.js';
 import type { KindTable } from '../netvirt/kind.js';
 import { NETVIRT_KINDS } from '../netvirt/kinds.js';
 import { namespaceOfVpn, planNetvirtKey, type NetvirtPlanInputs } from '../netvirt/plan-netvirt.js';
@@ -93,6 +94,7 @@ export class NetvirtBackend extends OdlBackend {
       service: (ns, name) => view.service(ns, name),
       policy: () => this.policies?.index(),
       acls: () => this.cache.values('acl') as Iterable<Acl>,
+      interfaceAcl: (name) => (this.cache.get('interface', name) as Interface | undefined)?.acl,
     };
     const policies = this.policies;
     this.policyLookup = policies && {
@@ -225,6 +227,17 @@ export class NetvirtBackend extends OdlBackend {
           },
         );
     const run = await runPlan(this.planContext(), plan, guard, () => this.plan(key));
+    const pending = factOf(plan, 'memberships-pending');
+    if (pending && run.outcome.result === 'synced')
+      // Woken when one of these interfaces changes in the cache; the old rules go after them.
+      return {
+        ...run,
+        outcome: {
+          result: 'waiting',
+          retryAfterMs: this.ctx.settings.waitRetryMs,
+          on: pending.interfaces.map((name) => ({ kind: 'interface', name })),
+        },
+      };
     const k = parseNetvirtKey(key);
     if (k.kind === 'node-network') return this.afterNodeNetwork(k.nodeName, plan, run);
     if (k.kind === 'vpn' && run.outcome.result === 'synced' && !this.cache.get('vpnInstance', k.vpnName)) {
