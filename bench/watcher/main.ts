@@ -411,6 +411,8 @@ async function startBenchWatcher(
     resyncPeriodMs: 0,
     workers: mode === 'batched' ? o.batchedWorkers : o.workers,
     serviceCidrs: shape.services > 0 ? [SERVICE_CIDR] : [],
+    // Policies have their own benchmark (policies.ts): these figures stay comparable.
+    networkPolicyEnforcement: 'off',
   };
   const watcher = await startWatcher({
     settings,

@@ -4,6 +4,7 @@
  * recovered from a snapshot of ODL the way the watcher recovers them. Also the set of keys to
  * plan: every key the cluster names, and every key that owns an entry of ours in ODL.
  */
+import type { Acl } from '../netvirt/acl.js';
 import type { V1Node } from '@kubernetes/client-node';
 import { networkSubnets, nodeNetworkName } from '../netvirt/node-network.js';
 import { netvirtClusterKeys } from '../netvirt/keys.js';
@@ -102,7 +103,11 @@ function clusterObjects(kube: KubeSnapshot, odl: OdlView, settings: PlanSettings
 
 /** The netvirt plans' inputs over a snapshot of both sides. */
 export function planInputs(kube: KubeSnapshot, odl: OdlView, settings: PlanSettings): NetvirtPlanInputs {
-  return clusterPlanInputs(clusterObjects(kube, odl, settings), translateSettingsOf(settings));
+  return {
+    ...clusterPlanInputs(clusterObjects(kube, odl, settings), translateSettingsOf(settings)),
+    // No policy is evaluated here: the ACL key keeps the ACLs ODL holds, neither missing nor extra.
+    acls: () => odl.values('acl') as Iterable<Acl>,
+  };
 }
 
 /** The whole cluster's desired state (the fold of its plans). */

@@ -220,6 +220,7 @@ export function checkMandatory(node: InnerNode, instance: Instance, path: string
 // ---- encoding ----
 
 function encodeLeaf(node: { type: LeafNode['type'] }, value: LeafValue, dialect: Dialect): string {
+  if (node.type.kind === 'empty') return '[null]';
   if (typeof value === 'string') {
     if (isSixtyFourBit(node.type)) return dialect === 'bierman02' ? value : `"${value}"`;
     return JSON.stringify(value);

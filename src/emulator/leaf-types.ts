@@ -10,14 +10,16 @@ import { isIPv4, isIPv6 } from 'node:net';
  * decimal strings (a double cannot hold them), booleans as booleans, identityrefs always
  * prefixed, strings as given.
  */
-export type StringFormat = 'ip-address' | 'ip-prefix' | 'phys-address' | 'uuid';
+export type StringFormat = 'ip-address' | 'ip-prefix' | 'ip-prefix-or-address' | 'phys-address' | 'uuid';
 
 export type LeafType =
   | { kind: 'string'; length?: readonly [number, number]; format?: StringFormat; forbidden?: string }
   | { kind: 'integer'; name: IntegerName; min: bigint; max: bigint }
   | { kind: 'boolean' }
   | { kind: 'enumeration'; values: readonly string[] }
-  | { kind: 'identityref'; identities: readonly string[] };
+  | { kind: 'identityref'; identities: readonly string[] }
+  /** YANG `empty`: present or not; JSON `[null]`, stored as `true`. */
+  | { kind: 'empty' };
 
 export type IntegerName = 'int8' | 'int16' | 'int32' | 'int64' | 'uint8' | 'uint16' | 'uint32' | 'uint64';
 
@@ -44,6 +46,7 @@ export const formatted = (format: StringFormat): LeafType => ({ kind: 'string', 
 export const boolean: LeafType = { kind: 'boolean' };
 export const enumeration = (...values: string[]): LeafType => ({ kind: 'enumeration', values });
 export const identityref = (...identities: string[]): LeafType => ({ kind: 'identityref', identities });
+export const empty: LeafType = { kind: 'empty' };
 
 /** An integer type, optionally restricted by a YANG `range` (inclusive bounds). */
 export function integer(name: IntegerName, range?: readonly [number | bigint, number | bigint]): LeafType {
@@ -92,6 +95,7 @@ function isIpPrefix(text: string): boolean {
 const FORMAT_CHECKS: Record<StringFormat, (text: string) => boolean> = {
   'ip-address': isIpAddress,
   'ip-prefix': isIpPrefix,
+  'ip-prefix-or-address': (text) => isIpPrefix(text) || isIpAddress(text),
   'phys-address': (text) => PHYS_ADDRESS.test(text),
   uuid: (text) => UUID.test(text),
 };
@@ -159,5 +163,9 @@ export function parseLeafValue(type: LeafType, raw: unknown, leafModule: string)
       if (type.identities.includes(qualified)) return qualified;
       throw new ValueError(`${describe(raw)} is not one of the identities ${type.identities.join(', ')}`);
     }
+    case 'empty':
+      // RFC 7951 §6.9: an empty leaf is `[null]`.
+      if (Array.isArray(raw) && raw.length === 1 && raw[0] === null) return true;
+      throw new ValueError(`${describe(raw)} is not [null] (the value of an empty leaf)`);
   }
 }

@@ -1,5 +1,5 @@
 import type { Profile } from '../netvirt/profile.js';
-import { boolean, enumeration, formatted, identityref, integer, string } from './leaf-types.js';
+import { boolean, empty, enumeration, formatted, identityref, integer, string } from './leaf-types.js';
 import { container, leaf, leafList, link, list, type Definition, type SchemaRoot } from './schema.js';
 
 /**
@@ -45,60 +45,157 @@ const TUNNEL_TYPES = ['vxlan', 'vxlan-gpe', 'gre', 'mpls-over-gre', 'logical-gro
 const SEGMENT_TYPES = ['flat', 'vlan', 'vxlan', 'gre'].map((t) => `elan:segment-type-${t}`);
 const NETWORK_TYPE = enumeration('FLAT', 'VLAN', 'VXLAN', 'GRE');
 
-const interfaces = container('ietf-interfaces:interfaces', [
-  list(
-    'interface',
-    ['name'],
-    [
-      leaf('name', str),
-      leaf('type', identityref(...INTERFACE_TYPES), 'M'),
-      leaf('description', str),
-      leaf('enabled', boolean),
-      leaf('link-up-down-trap-enable', enumeration('enabled', 'disabled')),
-      leaf('odl-interface:override-split-horizon-protection', boolean),
-      leaf('odl-interface:datapath-node-identifier', uint64),
-      leaf('odl-interface:parent-interface', str),
-      list(
-        'odl-interface:node-identifier',
-        ['topology-id'],
-        [leaf('topology-id', str), leaf('node-id', str)],
-      ),
-      leaf('odl-interface:vlan-id', integer('uint16', [0, 4095])),
-      leaf(
-        'odl-interface:l2vlan-mode',
-        enumeration('access', 'native-tagged', 'native-untagged', 'trunk', 'trunk-member', 'transparent'),
-      ),
-      leaf('odl-interface:external', boolean),
-      leaf('odl-interface:internal', boolean),
-      leaf('odl-interface:tunnel-interface-type', identityref(...TUNNEL_TYPES)),
-      leaf('odl-interface:tunnel-source', ip),
-      leaf('odl-interface:tunnel-destination', ip),
-      leaf('odl-interface:tunnel-gateway', ip),
-      leaf('odl-interface:tunnel-source-ip-flow', boolean),
-      leaf('odl-interface:tunnel-remote-ip-flow', boolean),
-      leaf('odl-interface:weight', uint16),
-      list(
-        'odl-interface:tunnel-options',
-        ['tunnel-option'],
-        [leaf('tunnel-option', str), leaf('value', str)],
-      ),
-      leaf('odl-interface:monitor-enabled', boolean),
-      leaf('odl-interface:monitor-interval', uint32),
-      leaf(
-        'odl-interface:monitor-protocol',
-        identityref('odl-interface:tunnel-monitoring-type-bfd', 'odl-interface:tunnel-monitoring-type-lldp'),
-      ),
-      list(
-        'odl-interface:monitor-config',
-        ['monitor-config-key'],
-        [leaf('monitor-config-key', str), leaf('monitor-config-value', str)],
-      ),
-      leaf('odl-interface:stacked_vlan-id', integer('uint16', [1, 4094])),
-      leafList('odl-interface:labelStack', integer('uint32', [15, 1048575])),
-      leaf('odl-interface:numLabels', integer('uint8', [1, 7])),
-    ],
-  ),
-]);
+/**
+ * aclservice's `interface-acl` augment of ietf-interfaces. `interface-type` came with
+ * Magnesium (netvirt 3e7aaee2f3); Sodium refuses it as an unknown element.
+ */
+function interfaceAcl(profile: Profile): Definition[] {
+  return [
+    leaf('aclservice:port-security-enabled', boolean),
+    leafList('aclservice:security-groups', uuid),
+    list(
+      'aclservice:allowed-address-pairs',
+      ['mac-address', 'ip-address'],
+      [leaf('mac-address', mac), leaf('ip-address', formatted('ip-prefix-or-address'))],
+    ),
+    ...(profile === 'sodium'
+      ? []
+      : [leaf('aclservice:interface-type', enumeration('access-port', 'dhcp-service'))]),
+    list(
+      'aclservice:subnet-info',
+      ['subnet-id'],
+      [
+        leaf('subnet-id', uuid),
+        leaf('ip-version', identityref('aclservice:ip-version-v4', 'aclservice:ip-version-v6')),
+        leaf('ip-prefix', prefix),
+        leaf(
+          'ipv6-ra-mode',
+          identityref(
+            'aclservice:ipv6-ra-mode-slaac',
+            'aclservice:ipv6-ra-mode-dhcpv6-stateful',
+            'aclservice:ipv6-ra-mode-dhcpv6-stateless',
+          ),
+        ),
+        leaf('gateway-ip', ip),
+      ],
+    ),
+  ];
+}
+
+const interfaces = (profile: Profile) =>
+  container('ietf-interfaces:interfaces', [
+    list(
+      'interface',
+      ['name'],
+      [
+        ...interfaceAcl(profile),
+        leaf('name', str),
+        leaf('type', identityref(...INTERFACE_TYPES), 'M'),
+        leaf('description', str),
+        leaf('enabled', boolean),
+        leaf('link-up-down-trap-enable', enumeration('enabled', 'disabled')),
+        leaf('odl-interface:override-split-horizon-protection', boolean),
+        leaf('odl-interface:datapath-node-identifier', uint64),
+        leaf('odl-interface:parent-interface', str),
+        list(
+          'odl-interface:node-identifier',
+          ['topology-id'],
+          [leaf('topology-id', str), leaf('node-id', str)],
+        ),
+        leaf('odl-interface:vlan-id', integer('uint16', [0, 4095])),
+        leaf(
+          'odl-interface:l2vlan-mode',
+          enumeration('access', 'native-tagged', 'native-untagged', 'trunk', 'trunk-member', 'transparent'),
+        ),
+        leaf('odl-interface:external', boolean),
+        leaf('odl-interface:internal', boolean),
+        leaf('odl-interface:tunnel-interface-type', identityref(...TUNNEL_TYPES)),
+        leaf('odl-interface:tunnel-source', ip),
+        leaf('odl-interface:tunnel-destination', ip),
+        leaf('odl-interface:tunnel-gateway', ip),
+        leaf('odl-interface:tunnel-source-ip-flow', boolean),
+        leaf('odl-interface:tunnel-remote-ip-flow', boolean),
+        leaf('odl-interface:weight', uint16),
+        list(
+          'odl-interface:tunnel-options',
+          ['tunnel-option'],
+          [leaf('tunnel-option', str), leaf('value', str)],
+        ),
+        leaf('odl-interface:monitor-enabled', boolean),
+        leaf('odl-interface:monitor-interval', uint32),
+        leaf(
+          'odl-interface:monitor-protocol',
+          identityref(
+            'odl-interface:tunnel-monitoring-type-bfd',
+            'odl-interface:tunnel-monitoring-type-lldp',
+          ),
+        ),
+        list(
+          'odl-interface:monitor-config',
+          ['monitor-config-key'],
+          [leaf('monitor-config-key', str), leaf('monitor-config-value', str)],
+        ),
+        leaf('odl-interface:stacked_vlan-id', integer('uint16', [1, 4094])),
+        leafList('odl-interface:labelStack', integer('uint32', [15, 1048575])),
+        leaf('odl-interface:numLabels', integer('uint8', [1, 7])),
+      ],
+    ),
+  ]);
+
+const portRange = (name: string) =>
+  container(name, [leaf('lower-port', uint16, 'M'), leaf('upper-port', uint16)]);
+
+/**
+ * `ietf-access-control-list` (the 2016 draft NetVirt ships, with ietf-packet-fields' matches
+ * inlined: JSON has no choice or case nodes) and aclservice's augments of it. `acl-tag` came
+ * with Magnesium; Sodium's aclservice allocated tags itself and its model refuses the leaf.
+ */
+function accessLists(profile: Profile): Definition {
+  const acl = 'ietf-access-control-list';
+  return container(`${acl}:access-lists`, [
+    list(
+      'acl',
+      ['acl-type', 'acl-name'],
+      [
+        leaf('acl-name', str),
+        leaf('acl-type', identityref(...['ipv4-acl', 'ipv6-acl', 'eth-acl'].map((t) => `${acl}:${t}`))),
+        ...(profile === 'sodium' ? [] : [leaf('aclservice:acl-tag', uint16)]),
+        container('access-list-entries', [
+          list(
+            'ace',
+            ['rule-name'],
+            [
+              leaf('rule-name', str),
+              container('matches', [
+                leaf('source-ipv4-network', prefix),
+                leaf('destination-ipv4-network', prefix),
+                leaf('source-ipv6-network', prefix),
+                leaf('destination-ipv6-network', prefix),
+                leaf('flow-label', integer('uint32', [0, 1048575])),
+                leaf('dscp', integer('uint8', [0, 63])),
+                leaf('protocol', integer('uint8')),
+                portRange('source-port-range'),
+                portRange('destination-port-range'),
+                leaf('destination-mac-address', mac),
+                leaf('destination-mac-address-mask', mac),
+                leaf('source-mac-address', mac),
+                leaf('source-mac-address-mask', mac),
+                leaf('input-interface', str),
+              ]),
+              container('actions', [leaf('deny', empty), leaf('permit', empty)]),
+              leaf('aclservice:remote-group-id', uuid),
+              leaf(
+                'aclservice:direction',
+                identityref('aclservice:direction-ingress', 'aclservice:direction-egress'),
+              ),
+              leaf('aclservice:deleted', boolean),
+            ],
+          ),
+        ]),
+      ],
+    ),
+  ]);
+}
 
 /** Operational only; the emulator fills it from configured interfaces (see odl-writebacks.ts). */
 const interfacesState = container(
@@ -517,6 +614,11 @@ const MODULE_INFO: Record<string, Omit<ModuleInfo, 'name'>> = {
   service: { revision: '2017-06-11', namespace: 'urn:opendaylight:coe:northbound:service' },
   'k8s-node': { revision: '2017-08-29', namespace: 'urn:opendaylight:coe:northbound:k8s-node' },
   'k8s-cluster': { revision: '2018-11-27', namespace: 'urn:opendaylight:coe:northbound:k8s-cluster' },
+  'ietf-access-control-list': {
+    revision: '2016-02-18',
+    namespace: 'urn:ietf:params:xml:ns:yang:ietf-access-control-list',
+  },
+  aclservice: { revision: '2016-06-08', namespace: 'urn:opendaylight:netvirt:aclservice' },
 };
 
 /** The modules of a schema, as ODL's module listings name them (sorted by name). */
@@ -540,11 +642,15 @@ const COMMON_MODULES = [
   'elan',
   'dhcp_allocation_pool',
   'odl-nat',
+  'ietf-access-control-list',
+  'aclservice',
 ];
 
-const COMMON_TOP_LEVEL = [
+/** Common to both releases; the ACL modules and the interface augments differ in detail. */
+const commonTopLevel = (profile: Profile) => [
   modulesState,
-  interfaces,
+  interfaces(profile),
+  accessLists(profile),
   interfacesState,
   elanInstances,
   elanInterfaces,
@@ -575,7 +681,7 @@ export function netvirtSchema(
     return link(
       [...COMMON_MODULES, ...coeModules, 'l3vpn', 'odl-l3vpn'],
       [
-        ...COMMON_TOP_LEVEL,
+        ...commonTopLevel(profile),
         ...coeTop,
         sodiumVpnInstances,
         vpnInterfaces('l3vpn:vpn-interfaces', 'odl-l3vpn:adjacency', false),
@@ -585,7 +691,7 @@ export function netvirtSchema(
   return link(
     [...COMMON_MODULES, ...coeModules, 'l3vpn-instances-interfaces'],
     [
-      ...COMMON_TOP_LEVEL,
+      ...commonTopLevel(profile),
       ...coeTop,
       aluminiumVpnInstances,
       vpnInterfaces('l3vpn-instances-interfaces:vpn-interfaces', 'adjacency', true),

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from '../common/log.js';
-import { entryKeyValues, type Instance, type KeyedList } from './data.js';
+import { entryKey, entryKeyValues, type Instance, type KeyedList } from './data.js';
 import type { Datastore } from './datastore.js';
 import type { ContainerNode, ListNode, SchemaRoot } from './schema.js';
 import type { Step } from './url.js';
@@ -22,6 +22,9 @@ import type { Step } from './url.js';
  *   `InterfaceStateAddHelper` runs on the OVSDB port event, not on the config write); with
  *   `operStatus: false` it never appears, as on an ODL whose Genius never sees the port.
  *   An entry already published follows admin-status changes at once.
+ * - aclservice, after it has removed the flows of an ACE marked `aclservice:deleted: true`,
+ *   deletes that ACE from config itself (`AclServiceUtils.deleteAcesFromConfigDS`): the
+ *   removal protocol a client must follow, since a plain DELETE leaves the flows.
  */
 export const ELAN_TAG_FIRST = 5000;
 export const ELAN_TAG_LAST = 100_000;
@@ -31,6 +34,7 @@ const WRITE_BACK_DELAY_MS = 5;
 const ELAN = 'elan';
 const IF = 'ietf-interfaces';
 const ODL_IF = 'odl-interface';
+const ACL = 'ietf-access-control-list';
 
 /** Allocates ELAN tags by ELAN name; a released tag is reused only after the range is used up. */
 export class ElanTagPool {
@@ -100,6 +104,8 @@ export class OdlWriteBacks {
   private readonly elan: WatchedList;
   private readonly interfaces: WatchedList;
   private readonly interfacesState: { top: ContainerNode; list: ListNode };
+  private readonly acls: WatchedList;
+  private readonly aceList: { entries: ContainerNode; ace: ListNode };
   private timer: NodeJS.Timeout | undefined;
   /** Interfaces whose first interfaces-state entry waits out `operDelayMs`, by name. */
   private readonly operTimers = new Map<string, NodeJS.Timeout>();
@@ -120,12 +126,21 @@ export class OdlWriteBacks {
     this.elan = { ...lookup(schema, `${ELAN}:elan-instances`, 'elan-instance'), pending: new Set() };
     this.interfaces = { ...lookup(schema, `${IF}:interfaces`, 'interface'), pending: new Set() };
     this.interfacesState = lookup(schema, `${IF}:interfaces-state`, 'interface');
+    this.acls = { ...lookup(schema, `${ACL}:access-lists`, 'acl'), pending: new Set() };
+    const entries = this.acls.list.children.byQName.get(`${ACL}:access-list-entries`);
+    const ace = entries?.kind === 'container' ? entries.children.byQName.get(`${ACL}:ace`) : undefined;
+    if (entries?.kind !== 'container' || ace?.kind !== 'list') throw new Error('schema lacks acl/ace');
+    this.aceList = { entries, ace };
+  }
+
+  private get watchedLists(): WatchedList[] {
+    return [this.elan, this.interfaces, this.acls];
   }
 
   /** Call before a config write or delete at `steps`. */
   beforeWrite(steps: readonly Step[]): WriteWatch {
     const before = new Map<WatchedList, string[]>();
-    for (const watched of [this.elan, this.interfaces]) {
+    for (const watched of this.watchedLists) {
       const keys = this.affectedKeys(watched, steps);
       if (keys.length > 0) before.set(watched, keys);
     }
@@ -134,7 +149,7 @@ export class OdlWriteBacks {
 
   /** Call after the write succeeded: schedules ODL's reaction to every affected entry. */
   afterWrite(watch: WriteWatch): void {
-    for (const watched of [this.elan, this.interfaces]) {
+    for (const watched of this.watchedLists) {
       for (const key of watch.before.get(watched) ?? []) watched.pending.add(key);
       for (const key of this.affectedKeys(watched, watch.steps)) watched.pending.add(key);
     }
@@ -147,7 +162,7 @@ export class OdlWriteBacks {
       const tag = entry.get(`${ELAN}:elan-tag`);
       if (typeof tag === 'number') this.elanTags.claim(name, tag);
     }
-    for (const watched of [this.elan, this.interfaces]) {
+    for (const watched of this.watchedLists) {
       for (const [key] of this.entries(watched)) watched.pending.add(key);
     }
     this.flush();
@@ -161,6 +176,8 @@ export class OdlWriteBacks {
     this.elan.pending.clear();
     for (const name of this.interfaces.pending) this.reactToInterface(name);
     this.interfaces.pending.clear();
+    for (const key of this.acls.pending) this.reactToAcl(key);
+    this.acls.pending.clear();
   }
 
   cancel(): void {
@@ -171,7 +188,7 @@ export class OdlWriteBacks {
   }
 
   private schedule(): void {
-    if (this.timer || (this.elan.pending.size === 0 && this.interfaces.pending.size === 0)) return;
+    if (this.timer || this.watchedLists.every((w) => w.pending.size === 0)) return;
     this.timer = setTimeout(() => this.flush(), WRITE_BACK_DELAY_MS);
   }
 
@@ -214,6 +231,27 @@ export class OdlWriteBacks {
     }
     if (!entry.has(`${ELAN}:mac-timeout`)) additions.set(`${ELAN}:mac-timeout`, DEFAULT_MAC_TIMEOUT);
     if (additions.size > 0) this.config.merge(this.entrySteps(this.elan, entry), additions);
+  }
+
+  /** aclservice's side of the ACE removal protocol: ACEs marked deleted leave config. */
+  private reactToAcl(key: string): void {
+    const acl = this.entries(this.acls).get(key);
+    const entries = acl?.get(`${ACL}:access-list-entries`) as Instance | undefined;
+    const aces = entries?.get(`${ACL}:ace`) as KeyedList | undefined;
+    if (!acl || !aces) return;
+    const keyValues = entryKeyValues(this.acls.list, acl);
+    for (const [rule, ace] of [...aces]) {
+      if (ace.get('aclservice:deleted') !== true) continue;
+      this.config.delete(
+        [
+          { node: this.acls.top },
+          { node: this.acls.list, keyValues, key: entryKey(keyValues) },
+          { node: this.aceList.entries },
+          { node: this.aceList.ace, keyValues: [rule], key: rule },
+        ],
+        rule,
+      );
+    }
   }
 
   private reactToInterface(name: string): void {

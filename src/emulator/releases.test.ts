@@ -119,9 +119,11 @@ describe('emulator, aluminium: no COE models', () => {
     const operational = await modulesState(emu, '/restconf/operational/ietf-yang-library:modules-state');
     const bierman = await biermanModules(emu);
     const expected = [
+      'aclservice',
       'dhcp_allocation_pool',
       'elan',
       'iana-if-type',
+      'ietf-access-control-list',
       'ietf-interfaces',
       'ietf-yang-library',
       'l3vpn-instances-interfaces',

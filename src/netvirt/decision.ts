@@ -7,7 +7,10 @@
  */
 import type { DataPath } from '../restconf/path.js';
 import type { Ownership } from './ownership.js';
+import { canonicalJson } from './json.js';
 import { deleteOp, type WriteOp } from './write.js';
+
+export { canonicalJson };
 
 export type Decision =
   /** Absent in ODL: create it. */
@@ -28,39 +31,6 @@ export interface DiffOptions {
   keep?: boolean;
   /** The entry's name, for a decision when neither side is given (a caller diffing by name). */
   name?: string;
-}
-
-/**
- * A canonical JSON text: object members sorted, undefined members dropped. Every diff runs it
- * over owned leaves (a node gateway's vpn-interface carries one adjacency per Service IP, and a
- * Service change re-plans every gateway), so it builds the string in one pass and sorts an
- * object's keys only when they are not in order already (the owned-leaf records usually are).
- */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) {
-    let out = '[';
-    for (let i = 0; i < value.length; i += 1) out += (i === 0 ? '' : ',') + canonicalJson(value[i]);
-    return `${out}]`;
-  }
-  if (value !== null && typeof value === 'object') {
-    const obj = value as Record<string, unknown>;
-    const keys = Object.keys(obj);
-    for (let i = 1; i < keys.length; i += 1)
-      if ((keys[i - 1] as string) > (keys[i] as string)) {
-        keys.sort();
-        break;
-      }
-    let out = '{';
-    let first = true;
-    for (const key of keys) {
-      const v = obj[key];
-      if (v === undefined) continue;
-      out += `${first ? '' : ','}${JSON.stringify(key)}:${canonicalJson(v)}`;
-      first = false;
-    }
-    return `${out}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 /** Owned leaves (by YANG name) whose canonical values differ. */

@@ -20,6 +20,7 @@
  */
 import { carry, canonicalJson, decide, decisionName, type Decision, type DiffOptions } from './decision.js';
 import { elanInstanceEntry, elanInterfaceEntry, type ElanInstance, type ElanInterface } from './elan.js';
+import type { InterfaceAcl } from './acl.js';
 import { interfaceEntry, type Interface } from './interfaces.js';
 import { ip, prefix, sorted } from './canonical.js';
 import {
@@ -54,6 +55,28 @@ const family = (f: VpnAddressFamily | undefined) =>
 // per kind
 
 const INTERFACE_OWNED = ['type', 'enabled', 'l2vlanMode', 'external', 'description'] as const;
+const INTERFACE_OWNED_WITH_ACL = [...INTERFACE_OWNED, 'acl'] as const;
+
+/**
+ * The interface-acl augment is odlcoe's only while it enforces NetworkPolicy, which the desired
+ * entry says by carrying it: otherwise whatever port security someone else set stays.
+ */
+export function interfaceAclOwned(acl: InterfaceAcl | undefined): unknown {
+  return (
+    acl && {
+      enabled: acl.portSecurityEnabled,
+      groups: sorted(
+        acl.securityGroups.map((g) => g.toLowerCase()),
+        (g) => g,
+      ),
+      pairs: sorted(
+        acl.allowedAddressPairs.map((p) => ({ mac: p.macAddress.toLowerCase(), ip: prefix(p.ipAddress) })),
+        (p) => `${p.mac} ${p.ip}`,
+      ),
+      type: acl.interfaceType,
+    }
+  );
+}
 
 export function diffInterface(
   desired: Interface | undefined,
@@ -62,6 +85,7 @@ export function diffInterface(
   opts: DiffOptions = {},
 ): Decision {
   const paths = netvirtPaths(ctx.profile);
+  const ownsAcl = desired?.acl !== undefined;
   return decide<Interface>(
     {
       path: paths.interface,
@@ -72,11 +96,17 @@ export function diffInterface(
         'l2vlan-mode': e.l2vlanMode,
         external: e.external,
         description: e.description,
+        'interface-acl': ownsAcl ? interfaceAclOwned(e.acl) : undefined,
       }),
-      create: (d) => [putOp(paths.interface(d.name), interfaceEntry(d))],
+      create: (d) => [putOp(paths.interface(d.name), interfaceEntry(d, ctx.profile))],
       update: (d, a) => ({
         action: 'update',
-        writes: [putOp(paths.interface(d.name), interfaceEntry(carry(d, a, INTERFACE_OWNED)))],
+        writes: [
+          putOp(
+            paths.interface(d.name),
+            interfaceEntry(carry(d, a, ownsAcl ? INTERFACE_OWNED_WITH_ACL : INTERFACE_OWNED), ctx.profile),
+          ),
+        ],
       }),
     },
     decisionName(desired, actual, (e) => e.name, opts),

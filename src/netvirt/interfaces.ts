@@ -1,6 +1,8 @@
 /**
- * Genius interfaces: `ietf-interfaces:interfaces/interface` with the `odl-interface` augments.
+ * Genius interfaces: `ietf-interfaces:interfaces/interface` with the `odl-interface` augments
+ * and, where odlcoe enforces NetworkPolicy, aclservice's `interface-acl` augment (acl.ts).
  */
+import { interfaceAclMembers, readInterfaceAcl, type InterfaceAcl } from './acl.js';
 import { assign, parseList, withPreserved, type EntryReader, type JsonObject } from './json.js';
 import { netvirtPaths } from './paths.js';
 import type { Profile } from './profile.js';
@@ -33,7 +35,9 @@ export interface Interface {
   parentInterface?: string;
   /** uint64 as a decimal string. */
   datapathNodeIdentifier?: string;
-  /** Members odlcoe does not model (tunnel leaves, node-identifier, ...), verbatim. */
+  /** aclservice's port security (`aclservice:` members); odlcoe owns it only while it enforces policy. */
+  acl?: InterfaceAcl;
+  /** Members odlcoe does not model (tunnel leaves, node-identifier, subnet-info, ...), verbatim. */
   preserved?: JsonObject;
 }
 
@@ -53,8 +57,11 @@ export const internalPortInterface = (name: string, marker: string): Interface =
 
 const ODL = 'odl-interface';
 
-/** The JSON of one interface entry, with augment members qualified by `odl-interface:`. */
-export function interfaceEntry(i: Interface): JsonObject {
+/**
+ * The JSON of one interface entry, with augment members qualified by `odl-interface:` and
+ * `aclservice:` (whose leaves differ per profile).
+ */
+export function interfaceEntry(i: Interface, profile: Profile): JsonObject {
   const where = `interface[${i.name}]`;
   checkNonEmpty(i.name, `${where}/name`);
   checkIdentity(i.type, `${where}/type`);
@@ -79,11 +86,12 @@ export function interfaceEntry(i: Interface): JsonObject {
     check(i.type === IF_TYPE_L2VLAN, `${where}/external`, 'only meaningful for l2vlan interfaces');
     e[`${ODL}:external`] = i.external;
   }
+  if (i.acl !== undefined) Object.assign(e, interfaceAclMembers(profile, i.acl, where));
   return withPreserved(e, i.preserved);
 }
 
 export function putInterface(profile: Profile, i: Interface): WriteOp {
-  return putOp(netvirtPaths(profile).interface(i.name), interfaceEntry(i));
+  return putOp(netvirtPaths(profile).interface(i.name), interfaceEntry(i, profile));
 }
 
 export function readInterface(r: EntryReader): Interface {
@@ -98,6 +106,7 @@ export function readInterface(r: EntryReader): Interface {
   assign(i, 'vlanId', r.integer('vlan-id', 0, 4095));
   assign(i, 'parentInterface', r.string('parent-interface'));
   assign(i, 'datapathNodeIdentifier', r.uint64('datapath-node-identifier'));
+  assign(i, 'acl', readInterfaceAcl(r));
   assign(i, 'preserved', r.rest());
   return i;
 }

@@ -256,3 +256,34 @@ export function assign<T extends object, K extends keyof T>(
 ): void {
   if (value !== undefined) target[key] = value;
 }
+
+/** A canonical JSON text: object members sorted, undefined members dropped. */
+export function canonicalJson(value: unknown): string {
+  // One pass, and an object's keys sorted only when they are not in order already (owned-leaf
+  // records usually are): every diff runs this over owned leaves, and a node gateway's
+  // vpn-interface carries one adjacency per Service IP, re-planned on every Service change.
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i += 1) out += (i === 0 ? '' : ',') + canonicalJson(value[i]);
+    return `${out}]`;
+  }
+  if (value !== null && typeof value === 'object') {
+    const obj = value as Record<string, unknown>;
+    const keys = Object.keys(obj);
+    for (let i = 1; i < keys.length; i += 1)
+      if ((keys[i - 1] as string) > (keys[i] as string)) {
+        keys.sort();
+        break;
+      }
+    let out = '{';
+    let first = true;
+    for (const key of keys) {
+      const v = obj[key];
+      if (v === undefined) continue;
+      out += `${first ? '' : ','}${JSON.stringify(key)}:${canonicalJson(v)}`;
+      first = false;
+    }
+    return `${out}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

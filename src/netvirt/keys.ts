@@ -18,6 +18,7 @@
  * | `service/<ns>/<name>` | nothing: reports about a Service (a ClusterIP outside the service range) |
  * | `network/<ns>/<nad>`  | a NetworkAttachmentDefinition's ELAN and VPN `odlcoe-net.<ns>.<nad>` (network-names.ts) |
  * | `attachment/<ns>/<pod>/<ifname>` | ietf-, elan-, vpn-interface `<ns>:<pod>@<ifname>` of one extra interface |
+ * | `network-policy`      | every ACL of the cluster (NetworkPolicy enforcement; a pod's bindings are its own key's) |
  *
  * (The coe-northbound backend's keys: coe/keys.ts; `pod/` and `node/` are spelled alike.)
  */
@@ -36,7 +37,8 @@ export type NetvirtKey =
   | { kind: 'gateway-vpn' }
   | { kind: 'service'; namespace: string; name: string }
   | { kind: 'network'; namespace: string; name: string }
-  | { kind: 'attachment'; namespace: string; pod: string; ifname: string };
+  | { kind: 'attachment'; namespace: string; pod: string; ifname: string }
+  | { kind: 'network-policy' };
 
 export const podKey = (namespace: string, name: string): string => `pod/${namespace}/${name}`;
 export const nodeKey = (uid: string): string => `node/${uid}`;
@@ -45,6 +47,7 @@ export const elanKey = (elanName: string): string => `elan/${elanName}`;
 export const vpnKey = (name: string): string => `vpn/${name}`;
 export const gatewayKey = (nodeName: string): string => `gateway/${nodeName}`;
 export const GATEWAY_VPN_KEY = 'gateway-vpn';
+export const NETWORK_POLICY_KEY = 'network-policy';
 export const serviceKey = (namespace: string, name: string): string => `service/${namespace}/${name}`;
 export const networkKey = (namespace: string, name: string): string => `network/${namespace}/${name}`;
 export const attachmentKey = (namespace: string, pod: string, ifname: string): string =>
@@ -77,6 +80,7 @@ export function podKeyOfInterface(ifName: string): string | undefined {
 
 export function parseNetvirtKey(key: string): NetvirtKey {
   if (key === GATEWAY_VPN_KEY) return { kind: 'gateway-vpn' };
+  if (key === NETWORK_POLICY_KEY) return { kind: 'network-policy' };
   const slash = key.indexOf('/');
   const kind = key.slice(0, slash);
   const rest = key.slice(slash + 1);

@@ -9,10 +9,15 @@
  *   is owned through it;
  * - an elan-interface needs its elan-instance, a vpn-interface its vpn-instance(s): ODL accepts
  *   dangling names and then silently does nothing, so odlcoe never writes one;
- * - a COE endpoints entry is owned through the services entry of the same uid.
+ * - a COE endpoints entry is owned through the services entry of the same uid;
+ * - an interface's `security-groups` name ACLs, and an ACE's `remote-group-id` another ACL:
+ *   aclservice binds what exists when the reference is written (on Aluminium a rule whose
+ *   remote ACL has no tag yet is skipped for good), so the ACLs come first.
  * The writer enforces them for every write and delete (watcher/object-writer.ts).
  */
 import { EntryReader } from './json.js';
+import { ACL_MODULE, aclEntry, isClusterAclName, liveAces, readAcl, type Acl } from './acl.js';
+import { aclKeyOf, aclKindName, aclOwnership, diffAcl } from './acl-diff.js';
 import { coeEndpointsOwnership, coePodOwnership, coeServiceOwnership } from './coe/ownership.js';
 import { diffCoeEndpoints, diffCoePod, diffCoeService } from './coe/diff.js';
 import {
@@ -62,6 +67,7 @@ import {
   keyOfInterfaceName,
   keyOfNetworkInstance,
   keyOfVpnName,
+  NETWORK_POLICY_KEY,
   nodeKey,
   nodeNetworkKey,
 } from './keys.js';
@@ -90,6 +96,7 @@ export interface OdlEntries {
   coePod: CoePod;
   coeService: CoeService;
   coeEndpoints: CoeEndpoints;
+  acl: Acl;
 }
 export type OdlKind = keyof OdlEntries;
 
@@ -113,13 +120,13 @@ export const interfaceKind: OdlKindSpec<Interface> = {
   keyMember: 'name',
   parse: (_p, raw) => parseOne(raw, 'interface', readInterface),
   nameOf: (e) => e.name,
-  build: (_p, e) => interfaceEntry(e),
+  build: (p, e) => interfaceEntry(e, p),
   ownership: (a, ctx) => markerOwnership(a.description, interfaceMarkerKind(a.name), ctx.owner),
   ownershipRule:
     'description marker odlcoe:<cluster>:pod:<pod uid>, or for a node gateway (odlcoe-gw.<node>) odlcoe:<cluster>:node-gateway:<node uid>',
   diff: (d, a, ctx, opts) => diffInterface(d, a, ctx.owner, opts),
-  after: [],
-  prerequisites: () => [],
+  after: ['acl'],
+  prerequisites: (e) => (e.acl?.securityGroups ?? []).map((g) => ({ kind: 'acl', name: g, owned: true })),
   ownerKey: (name) => keyOfInterfaceName(name),
   summary: (e) =>
     `${e.type}${e.parentInterface ? `, bound to ${e.parentInterface}` : ', not bound to a port'}`,
@@ -348,11 +355,49 @@ export const coeEndpointsKind: OdlKindSpec<CoeEndpoints> = {
   summary: (e) => `${orDash(e.networkNs)}/${orDash(e.name)}, ${e.endpointAddresses?.length ?? 0} address(es)`,
 };
 
+/**
+ * NetVirt's security groups. An ACE naming another ACL as its remote group needs that ACL
+ * first; both are of this kind, so the order is a prerequisite only (`after` cannot name the
+ * kind itself), and the plan retires the referring rules before the group they refer to.
+ */
+export const aclKind: OdlKindSpec<Acl> = {
+  kind: 'acl',
+  label: 'acl',
+  module: () => ACL_MODULE,
+  list: (p) => [...paths(p).accessLists(), { name: 'acl' }],
+  entry: (p, name) => {
+    const key = aclKeyOf(name);
+    return paths(p).acl(key.name, key.type);
+  },
+  keyMember: 'acl-name',
+  parse: (_p, raw) => parseOne(raw, 'acl', readAcl),
+  nameOf: (e) => aclKindName(e),
+  build: (p, e) => aclEntry(p, e),
+  ownership: (a, ctx) => aclOwnership(a, ctx.owner),
+  ownershipRule:
+    'acl-type ipv4-acl and an acl-name that is a version-8 UUID starting with the cluster tag (the first 32 bits of SHA-256 of odlcoe:<cluster>); the model has no description leaf',
+  diff: (d, a, ctx, opts) => diffAcl(d, a, ctx.owner, opts),
+  after: [],
+  prerequisites: (e) =>
+    [
+      ...new Set(
+        liveAces(e).flatMap((a) => (a.remoteGroupId && a.remoteGroupId !== e.name ? [a.remoteGroupId] : [])),
+      ),
+    ].map((g) => ({ kind: 'acl', name: g, owned: true })),
+  ownerKey: (name, ctx) => (isClusterAclName(name, ctx.owner.clusterName) ? NETWORK_POLICY_KEY : undefined),
+  summary: (e) => {
+    const live = liveAces(e);
+    const dying = e.aces.length - live.length;
+    return `${live.length} rule(s)${dying > 0 ? `, ${dying} being removed` : ''}${e.aclTag !== undefined ? `, acl-tag ${e.aclTag}` : ''}`;
+  },
+};
+
 /** What the netvirt backend writes (and odlcoectl reads for it). */
 export const NETVIRT_KINDS = new KindTable([
   vpnInterfaceKind,
   elanInterfaceKind,
   interfaceKind,
+  aclKind,
   elanInstanceKind,
   vpnInstanceKind,
   k8sNodeKind,

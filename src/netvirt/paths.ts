@@ -34,6 +34,12 @@ export interface NetvirtPaths {
   coeEndpoints(uid: string): DataPath;
   k8sNodesInfo(): DataPath;
   k8sNode(uid: string): DataPath;
+  /** `ietf-access-control-list:access-lists` (same module and shape on every release). */
+  accessLists(): DataPath;
+  /** One ACL; the list is keyed by `acl-type, acl-name`, and odlcoe's are all `ipv4-acl`. */
+  acl(name: string, type?: string): DataPath;
+  /** One ACE of an ACL (an ACE is written alone: added, or marked deleted). */
+  ace(aclName: string, ruleName: string, type?: string): DataPath;
 }
 
 /** The module holding vpn-instances and vpn-interfaces for a profile. */
@@ -62,6 +68,14 @@ export function netvirtPaths(profile: Profile): NetvirtPaths {
   if (!paths) pathsByProfile.set(profile, (paths = buildPaths(profile)));
   return paths;
 }
+
+/** The acl-type of every ACL odlcoe writes (aclservice hard-codes it, IPv6 rules included). */
+export const ACL_TYPE_IPV4 = 'ietf-access-control-list:ipv4-acl';
+
+const aclPath = (name: string, type: string): DataPath => [
+  { module: 'ietf-access-control-list', name: 'access-lists' },
+  { name: 'acl', keys: [type, name], keyNames: ['acl-type', 'acl-name'] },
+];
 
 function buildPaths(profile: Profile): NetvirtPaths {
   const ifs = entry('ietf-interfaces', 'interfaces', 'interface', 'name');
@@ -111,5 +125,12 @@ function buildPaths(profile: Profile): NetvirtPaths {
     coeEndpoints: endpoints.one,
     k8sNodesInfo: nodes.all,
     k8sNode: nodes.one,
+    accessLists: () => [{ module: 'ietf-access-control-list', name: 'access-lists' }],
+    acl: (name, type = ACL_TYPE_IPV4) => aclPath(name, type),
+    ace: (aclName, ruleName, type = ACL_TYPE_IPV4) => [
+      ...aclPath(aclName, type),
+      { name: 'access-list-entries' },
+      { name: 'ace', keys: [ruleName], keyNames: ['rule-name'] },
+    ],
   };
 }

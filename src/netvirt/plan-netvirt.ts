@@ -30,9 +30,11 @@ import {
   type PodPlacement,
   type PodTranslation,
 } from './translate-pod.js';
-import type { TranslateSettings } from './translate-settings.js';
+import { families, type TranslateSettings } from './translate-settings.js';
+import { planNetworkPolicy, type PolicyPlanInputs } from './plan-policy.js';
 
-export interface NetvirtPlanInputs extends NodeNetworkPlanInputs, GatewayPlanInputs, NetworkPlanInputs {
+export interface NetvirtPlanInputs
+  extends NodeNetworkPlanInputs, GatewayPlanInputs, NetworkPlanInputs, PolicyPlanInputs {
   settings: TranslateSettings;
   pod(namespace: string, name: string): V1Pod | undefined;
   podsInNamespace(namespace: string): readonly V1Pod[];
@@ -113,6 +115,8 @@ export function planPod(key: string, namespace: string, name: string, inputs: Ne
       facts: [{ fact: 'deferred', deferral: t.deferral }],
     };
   const n = t.network;
+  const index = pod && inputs.policy?.();
+  if (pod && index) n.interface.acl = index.podSecurity(pod, families(inputs.settings));
   const plan: KeyPlan = {
     key,
     involved: { kind: 'Pod', name, namespace, uid: n.podUid },
@@ -251,5 +255,7 @@ export function planNetvirtKey(key: string, inputs: NetvirtPlanInputs): KeyPlan 
       return planNetwork(key, k.namespace, k.name, inputs);
     case 'attachment':
       return planAttachment(key, k.namespace, k.pod, k.ifname, inputs);
+    case 'network-policy':
+      return planNetworkPolicy(key, inputs, (pod) => podPlacement(pod, inputs).state === 'placed');
   }
 }

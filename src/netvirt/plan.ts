@@ -14,11 +14,11 @@ import type { Deferral } from './translate-pod.js';
 
 /** A Kubernetes object reports about a key are recorded on. */
 export interface KubeObjectRef {
-  kind: 'Pod' | 'Service' | 'Namespace' | 'Node' | 'NetworkAttachmentDefinition';
+  kind: 'Pod' | 'Service' | 'Namespace' | 'Node' | 'NetworkAttachmentDefinition' | 'NetworkPolicy';
   /** For kinds outside core/v1 (`k8s.cni.cncf.io/v1` for a NetworkAttachmentDefinition). */
   apiVersion?: string;
   name: string;
-  /** Pods and Services (namespaced kinds) only. */
+  /** Namespaced kinds only. */
   namespace?: string;
   uid?: string;
 }
@@ -55,7 +55,11 @@ export type PlanFact =
    * known yet), and for a node that is gone, what still holds addresses of its subnet.
    */
   | { fact: 'node-subnet'; entry: EntrySubnet; pods: string | undefined }
-  | { fact: 'subnet-held'; subnet: string; holder: string };
+  | { fact: 'subnet-held'; subnet: string; holder: string }
+  /** A NetworkPolicy applied in its closest safe form: what could not be expressed, and what odlcoe did. */
+  | { fact: 'policy-approximated'; policy: KubeObjectRef; messages: string[] }
+  /** Replaced ACL rules kept until these interfaces are bound to the peer groups that replace them. */
+  | { fact: 'memberships-pending'; interfaces: string[] };
 
 export interface KeyPlan {
   key: string;

@@ -39,14 +39,24 @@ export interface Progress {
   converged: boolean;
 }
 
-/** Names each kind should hold: the `present` entries of every key's plan. */
-function desiredNames(kube: KubeSnapshot, odl: OdlView, settings: PlanSettings): Map<string, Set<string>> {
+/**
+ * Names each kind should hold (the `present` entries of every key's plan), and those a plan
+ * keeps as they are (its desired state is not known here, e.g. ACLs under NetworkPolicy
+ * enforcement, which this view does not evaluate): neither missing nor extra.
+ */
+function desiredNames(
+  kube: KubeSnapshot,
+  odl: OdlView,
+  settings: PlanSettings,
+): { present: Map<string, Set<string>>; kept: Set<string> } {
   const inputs = planInputs(kube, odl, settings);
-  const out = new Map<string, Set<string>>(odl.table.kinds.map((k) => [k, new Set()]));
+  const present = new Map<string, Set<string>>(odl.table.kinds.map((k) => [k, new Set()]));
+  const kept = new Set<string>();
   for (const key of keysToPlan(kube, odl, ownerContextOf(settings)))
     for (const e of planNetvirtKey(key, inputs).entries)
-      if (e.want === 'present') out.get(e.kind)?.add(e.name);
-  return out;
+      if (e.want === 'present') present.get(e.kind)?.add(e.name);
+      else if (e.want === 'keep') kept.add(`${e.kind}/${e.name}`);
+  return { present, kept };
 }
 
 function podName(pod: V1Pod): string {
@@ -58,7 +68,7 @@ function podName(pod: V1Pod): string {
  * then namespaces' VPNs, then per-node ELANs, then pods).
  */
 export function progressOf(odl: EntryStore, kube: KubeSnapshot, settings: PlanSettings): Progress {
-  const desired = desiredNames(kube, odl, settings);
+  const { present: desired, kept } = desiredNames(kube, odl, settings);
   const owner = ownerContextOf(settings);
   // The kinds ODL has a model for (no k8s-node without the COE models).
   const kinds = odl.table.createOrder.map((kind): KindProgress => {
@@ -71,7 +81,7 @@ export function progressOf(odl: EntryStore, kube: KubeSnapshot, settings: PlanSe
       inOdl: have.size,
       desired: want.size,
       missing: [...want].filter((n) => !have.has(n)).sort(),
-      extra: [...have].filter((n) => !want.has(n)).sort(),
+      extra: [...have].filter((n) => !want.has(n) && !kept.has(`${kind}/${n}`)).sort(),
     };
   });
   const onNetwork = kube.pods.filter((p) => podNetworkEligibility(p).onNetwork);

@@ -1,6 +1,7 @@
 /**
  * The watcher's view of the cluster: the pod, namespace and node informers, and those of the
- * optional resources the selected backend declares (`services`, `endpointslices`), all kept
+ * optional resources the selected backend declares (`services`, `endpointslices`,
+ * `networkpolicies`), all kept
  * running on leader and standby alike, so a takeover starts from warm caches; and the indexes
  * reconcilers need to answer "which pods are on this node / in this namespace" without
  * scanning every pod.
@@ -17,6 +18,7 @@ import type {
   KubernetesObject,
   V1EndpointSlice,
   V1Namespace,
+  V1NetworkPolicy,
   V1Node,
   V1Pod,
   V1Service,
@@ -38,13 +40,35 @@ export type ClusterChange =
   | { kind: 'node'; obj: V1Node; old?: V1Node }
   | { kind: 'service'; obj: V1Service; old?: V1Service }
   | { kind: 'endpointslice'; obj: V1EndpointSlice; old?: V1EndpointSlice }
-  | { kind: 'network'; obj: NetworkAttachmentDefinition; old?: NetworkAttachmentDefinition };
+  | { kind: 'network'; obj: NetworkAttachmentDefinition; old?: NetworkAttachmentDefinition }
+  | { kind: 'networkpolicy'; obj: V1NetworkPolicy; old?: V1NetworkPolicy };
 
 /**
  * Resources the view watches only for a backend that needs them. `networkattachmentdefinitions`
  * is a CRD: the watcher includes it only when the API server serves it (watcher.ts).
  */
-export type OptionalResource = 'services' | 'endpointslices' | 'networkattachmentdefinitions';
+export type OptionalResource =
+  'services' | 'endpointslices' | 'networkpolicies' | 'networkattachmentdefinitions';
+
+/** Where each optional resource is listed, its informer's name, and the change kind it makes. */
+const OPTIONAL_RESOURCES = {
+  services: { path: '/api/v1/services', name: 'services', kind: 'service' },
+  endpointslices: {
+    path: '/apis/discovery.k8s.io/v1/endpointslices',
+    name: 'endpointslices',
+    kind: 'endpointslice',
+  },
+  networkpolicies: {
+    path: '/apis/networking.k8s.io/v1/networkpolicies',
+    name: 'networkpolicies',
+    kind: 'networkpolicy',
+  },
+  networkattachmentdefinitions: {
+    path: '/apis/k8s.cni.cncf.io/v1/network-attachment-definitions',
+    name: 'network-attachment-definitions',
+    kind: 'network',
+  },
+} as const satisfies Record<OptionalResource, { path: string; name: string; kind: ClusterChange['kind'] }>;
 
 export interface ClusterViewOptions {
   kubeConfig: KubeConfig;
@@ -74,9 +98,7 @@ export class ClusterView {
   readonly pods: Informer<V1Pod>;
   readonly namespaces: Informer<V1Namespace>;
   readonly nodes: Informer<V1Node>;
-  private servicesInformer: Informer<V1Service> | undefined;
-  private slicesInformer: Informer<V1EndpointSlice> | undefined;
-  private nadInformer: Informer<NetworkAttachmentDefinition & KubernetesObject> | undefined;
+  private readonly optionalInformers = new Map<OptionalResource, Informer<KubernetesObject>>();
   private readonly podsByNode = new SetIndex();
   private readonly podsByNamespace = new SetIndex();
   private readonly nodesByIp = new SetIndex();
@@ -115,41 +137,16 @@ export class ClusterView {
     if (this.started && wanted.some((r) => !this.includes(r)))
       throw new Error('optional resources must be included before the cluster view starts');
     for (const resource of wanted) {
-      switch (resource) {
-        case 'services':
-          if (this.servicesInformer) break;
-          this.servicesInformer = this.newInformer<V1Service>({ name: 'services', path: '/api/v1/services' });
-          this.forward(this.servicesInformer, 'service');
-          break;
-        case 'endpointslices':
-          if (this.slicesInformer) break;
-          this.slicesInformer = this.newInformer<V1EndpointSlice>({
-            name: 'endpointslices',
-            path: '/apis/discovery.k8s.io/v1/endpointslices',
-          });
-          this.forward(this.slicesInformer, 'endpointslice');
-          break;
-        case 'networkattachmentdefinitions':
-          if (this.nadInformer) break;
-          this.nadInformer = this.newInformer<NetworkAttachmentDefinition & KubernetesObject>({
-            name: 'network-attachment-definitions',
-            path: '/apis/k8s.cni.cncf.io/v1/network-attachment-definitions',
-          });
-          this.forward(this.nadInformer, 'network');
-          break;
-      }
+      const { path, name, kind } = OPTIONAL_RESOURCES[resource];
+      if (this.optionalInformers.has(resource)) continue;
+      const informer = this.newInformer<KubernetesObject>({ name, path });
+      this.forward(informer as Informer<ChangeOf<typeof kind>['obj']>, kind);
+      this.optionalInformers.set(resource, informer);
     }
   }
 
   includes(resource: OptionalResource): boolean {
-    switch (resource) {
-      case 'services':
-        return this.servicesInformer !== undefined;
-      case 'endpointslices':
-        return this.slicesInformer !== undefined;
-      case 'networkattachmentdefinitions':
-        return this.nadInformer !== undefined;
-    }
+    return this.optionalInformers.has(resource);
   }
 
   /**
@@ -174,10 +171,8 @@ export class ClusterView {
       this.pods,
       this.namespaces,
       this.nodes,
-      this.servicesInformer,
-      this.slicesInformer,
-      this.nadInformer,
-    ].filter((i) => i !== undefined) as unknown as Informer<KubernetesObject>[];
+      ...this.optionalInformers.values(),
+    ] as unknown as Informer<KubernetesObject>[];
   }
 
   hasSynced(): boolean {
@@ -195,12 +190,23 @@ export class ClusterView {
 
   /** The Service informer, when a backend included `services`. */
   get services(): Informer<V1Service> | undefined {
-    return this.servicesInformer;
+    return this.optionalInformers.get('services') as Informer<V1Service> | undefined;
   }
 
   /** The EndpointSlice informer, when a backend included `endpointslices`. */
   get endpointSlices(): Informer<V1EndpointSlice> | undefined {
-    return this.slicesInformer;
+    return this.optionalInformers.get('endpointslices') as Informer<V1EndpointSlice> | undefined;
+  }
+
+  /** The NetworkPolicy informer, when a backend included `networkpolicies`. */
+  get networkPolicies(): Informer<V1NetworkPolicy> | undefined {
+    return this.optionalInformers.get('networkpolicies') as Informer<V1NetworkPolicy> | undefined;
+  }
+
+  /** The NetworkAttachmentDefinition informer, when a backend included it (and the API serves the CRD). */
+  private get nads(): Informer<NetworkAttachmentDefinition & KubernetesObject> | undefined {
+    return this.optionalInformers.get('networkattachmentdefinitions') as
+      Informer<NetworkAttachmentDefinition & KubernetesObject> | undefined;
   }
 
   pod(namespace: string, name: string): V1Pod | undefined {
@@ -216,21 +222,21 @@ export class ClusterView {
   }
 
   service(namespace: string, name: string): V1Service | undefined {
-    return this.servicesInformer?.get(`${namespace}/${name}`);
+    return this.services?.get(`${namespace}/${name}`);
   }
 
   endpointSlice(namespace: string, name: string): V1EndpointSlice | undefined {
-    return this.slicesInformer?.get(`${namespace}/${name}`);
+    return this.endpointSlices?.get(`${namespace}/${name}`);
   }
 
   /** A NetworkAttachmentDefinition, when the view watches them. */
   networkAttachmentDefinition(namespace: string, name: string): NetworkAttachmentDefinition | undefined {
-    return this.nadInformer?.get(`${namespace}/${name}`);
+    return this.nads?.get(`${namespace}/${name}`);
   }
 
   /** Every NetworkAttachmentDefinition known (none when the view does not watch them). */
   networkAttachmentDefinitions(): NetworkAttachmentDefinition[] {
-    return this.nadInformer?.list() ?? [];
+    return this.nads?.list() ?? [];
   }
 
   nodeByUid(uid: string): V1Node | undefined {

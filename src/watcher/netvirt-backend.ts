@@ -12,6 +12,7 @@ import {
   keysOfPod,
   networkKey,
   nodeNetworkKey,
+  NETWORK_POLICY_KEY,
   parseNetvirtKey,
   podKey,
   serviceKey,
@@ -25,6 +26,9 @@ import { networkInstanceName } from '../netvirt/network-names.js';
 import { AttachmentAllocator } from './attachment-allocator.js';
 import { networkSubnets, nodeOfNetwork } from '../netvirt/node-network.js';
 import type { DhcpNetwork } from '../netvirt/dhcp.js';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Acl } from '../netvirt/acl.js';
+import type { Interface } from '../netvirt/interfaces.js';
 import type { KindTable } from '../netvirt/kind.js';
 import { NETVIRT_KINDS } from '../netvirt/kinds.js';
 import { namespaceOfVpn, planNetvirtKey, type NetvirtPlanInputs } from '../netvirt/plan-netvirt.js';
@@ -40,12 +44,17 @@ import type { BackendContext } from './backend.js';
 import type { ClusterChange, OptionalResource } from './cluster-view.js';
 import type { EntryChange } from './entry-cache.js';
 import { netvirtKeysFor, networksOfPod, type KeyLookup } from './netvirt-keys.js';
+import { policyKeysFor, type PolicyKeyLookup } from './policy-keys.js';
+import { NetworkPolicies } from './network-policies.js';
 import { OdlBackend } from './odl-backend.js';
 import { runPlan, type PlanRun } from './plan-executor.js';
 import { factOf, type KeyPlan } from '../netvirt/plan.js';
 import type { WriteGuard } from './reconcile.js';
 import { subnetHoldsAddress } from './subnet-allocator.js';
 import { gatewayVpnRouteDistinguishers } from '../netvirt/gateway.js';
+
+const labelsChanged = (obj: KubernetesObject, old: KubernetesObject | undefined) =>
+  !old || JSON.stringify(obj.metadata?.labels ?? {}) !== JSON.stringify(old.metadata?.labels ?? {});
 
 export class NetvirtBackend extends OdlBackend {
   readonly name = 'netvirt';
@@ -64,6 +73,9 @@ export class NetvirtBackend extends OdlBackend {
   /** namespace → RD handed out but not yet visible in the ODL cache (allocation is synchronous). */
   private readonly rdReservations = new Map<string, string>();
   protected readonly inputs: NetvirtPlanInputs;
+  /** NetworkPolicy enforcement (undefined: off). */
+  private readonly policies: NetworkPolicies | undefined;
+  private readonly policyLookup: PolicyKeyLookup | undefined;
 
   /** @param table NETVIRT_KINDS, or a table that extends it (a kind planned by a subclass). */
   constructor(ctx: BackendContext, table: KindTable = NETVIRT_KINDS) {
@@ -71,9 +83,12 @@ export class NetvirtBackend extends OdlBackend {
     const view = ctx.view;
     const serviceCidrs = ctx.settings.serviceCidrs ?? [];
     this.gateways = serviceCidrs.length > 0;
-    this.resources = this.gateways
-      ? ['networkattachmentdefinitions', 'services']
-      : ['networkattachmentdefinitions'];
+    this.policies = NetworkPolicies.forBackend(ctx);
+    this.resources = [
+      'networkattachmentdefinitions',
+      ...(this.gateways ? ['services' as const] : []),
+      ...(this.policies ? ['networkpolicies' as const] : []),
+    ];
     this.lookup = {
       node: (name) => view.node(name),
       podsOnNode: (name) => view.podsOnNode(name),
@@ -108,6 +123,18 @@ export class NetvirtBackend extends OdlBackend {
       services: () => view.services?.list() ?? [],
       service: (ns, name) => view.service(ns, name),
       serviceRoutes: () => (this.routes ??= allServiceRoutes(this.inputs, serviceCidrs)),
+      policy: () => this.policies?.index(),
+      acls: () => this.cache.values('acl') as Iterable<Acl>,
+      interfaceAcl: (name) => (this.cache.get('interface', name) as Interface | undefined)?.acl,
+    };
+    const policies = this.policies;
+    this.policyLookup = policies && {
+      ...this.lookup,
+      clusterName: this.translate.clusterName,
+      profile: this.translate.profile,
+      index: () => policies.index(),
+      namespaceLabels: (ns) => view.namespace(ns)?.metadata?.labels,
+      namespacesWithPods: () => view.namespacesWithPods(),
     };
     // Known only where the view watches NADs (a cluster without the CRD: keep what exists).
     Object.defineProperty(this.inputs, 'networkDefinition', {
@@ -158,7 +185,13 @@ export class NetvirtBackend extends OdlBackend {
   keysFor(change: ClusterChange): string[] {
     // Runs for every change, after the view took it in: the routes are computed again on demand.
     if (change.kind === 'service') this.routes = undefined;
+    if (
+      change.kind === 'networkpolicy' ||
+      (change.kind === 'namespace' && labelsChanged(change.obj, change.old))
+    )
+      this.policies?.changed();
     const keys = netvirtKeysFor(change, this.lookup);
+    if (this.policyLookup) keys.push(...policyKeysFor(change, this.policyLookup));
     if (!this.gateways) return keys;
     return [...keys, ...this.gatewayKeysFor(change)];
   }
@@ -230,6 +263,8 @@ export class NetvirtBackend extends OdlBackend {
     }
     if (!nodeName) return [];
     if (this.gateways) extra.push(gatewayKey(nodeName));
+    // The node's ACL carries its gateway's address, the second of its subnet.
+    if (this.policies && this.gateways) extra.push(NETWORK_POLICY_KEY);
     return [
       ...extra,
       ...this.ctx.view
@@ -249,6 +284,7 @@ export class NetvirtBackend extends OdlBackend {
       const name = nad.metadata?.name;
       if (ns && name) yield networkKey(ns, name);
     }
+    if (this.policies) yield NETWORK_POLICY_KEY;
     if (!this.gateways) return;
     yield GATEWAY_VPN_KEY;
     for (const obj of view.services?.list() ?? []) {
@@ -284,6 +320,7 @@ export class NetvirtBackend extends OdlBackend {
     if (k.kind === 'pod' && this.ctx.view.includes('networkattachmentdefinitions'))
       await this.attachments.sync(k.namespace, k.name, guard.signal);
     const plan = this.plan(key);
+    this.policies?.report(plan);
     for (const f of plan.facts)
       if (f.fact === 'rd-reassigned')
         this.ctx.logger.warn(
@@ -299,6 +336,17 @@ export class NetvirtBackend extends OdlBackend {
       const vpn = networkInstanceName(k.namespace, k.name);
       if (!this.cache.get('vpnInstance', vpn)) this.rdReservations.delete(vpn);
     }
+    const pending = factOf(plan, 'memberships-pending');
+    if (pending && run.outcome.result === 'synced')
+      // Woken when one of these interfaces changes in the cache; the old rules go after them.
+      return {
+        ...run,
+        outcome: {
+          result: 'waiting',
+          retryAfterMs: this.ctx.settings.waitRetryMs,
+          on: pending.interfaces.map((name) => ({ kind: 'interface', name })),
+        },
+      };
     if (k.kind === 'node-network') return this.afterNodeNetwork(k.nodeName, plan, run);
     if (k.kind === 'vpn' && run.outcome.result === 'synced' && !this.cache.get('vpnInstance', k.vpnName)) {
       // Gone (or never made): its reservation is free again.

@@ -55,8 +55,8 @@ describe('odlcoe-watcher detects the ODL release', { timeout: 120_000 }, () => {
   };
 
   for (const [profile, dialect, optional] of [
-    ['aluminium', 'rfc8040', 'nat'],
-    ['sodium', 'bierman02', 'coe, nat'],
+    ['aluminium', 'rfc8040', 'acl, nat'],
+    ['sodium', 'bierman02', 'coe, acl, nat'],
   ] as const) {
     it(`without a profile it picks ${profile} from the module list (${dialect})`, async () => {
       const { env, dir } = await world(profile, dialect);

@@ -48,6 +48,8 @@ export function baseArgs(
     ['--profile', env.profile],
     ['--dialect', env.dialect],
     ['--subnet-source', 'podCIDR'],
+    // The scenario oracles fold no NetworkPolicy (test/watcher/network-policy.test.ts has it on).
+    ['--network-policy', 'off'],
     ['--metrics-host', '127.0.0.1'],
     ['--metrics-port', '0'],
   ].flat();

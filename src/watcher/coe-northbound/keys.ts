@@ -88,7 +88,9 @@ export function coeKeysFor(
     }
     case 'namespace':
     case 'network':
-      // ODL's COE models have no extra networks: NADs are the netvirt backend's.
+    case 'networkpolicy':
+      // ODL's COE models have no extra networks (NADs are the netvirt backend's), and Sodium's
+      // COE renderer enforced no policy (netvirt-features.md §3.2): neither is watched here.
       return [];
     case 'service': {
       const { obj, old } = change;
