@@ -34,7 +34,7 @@ import { replayPendingDels } from './cni/pending-del.js';
 import { startCniServer, type CniServer } from './cni/server.js';
 import { CniService } from './cni/service.js';
 import { restconfClientOptions } from '../restconf/settings.js';
-import type { AgentConfig } from './config.js';
+import { ifaceNamingOf, type AgentConfig } from './config.js';
 import { HostLocalIpam, HostLocalLeaseStore } from './ipam.js';
 import { KeyedLock } from './keyed-lock.js';
 import { AgentMetrics } from './metrics.js';
@@ -152,6 +152,7 @@ export class Agent {
       mtu: config.cni.mtu,
       serviceCidrs: config.services.cidrs,
       clusterCidrs: config.services.clusterCidrs,
+      naming: ifaceNamingOf(config),
       offload: this.checksumOffload,
       leaseDir: join(config.ipam.dataDir, config.cni.networkName),
       metrics: this.metrics,
@@ -159,6 +160,7 @@ export class Agent {
     });
     this.attacher = new PodAttacher({
       checksumOffload: this.checksumOffload,
+      naming: ifaceNamingOf(config),
       operWait: new OdlOperWait({
         mode: config.odl.operWait,
         timeoutMs: config.odl.operWaitTimeoutSeconds * 1000,

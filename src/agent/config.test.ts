@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError } from '../common/config-file.js';
-import { buildAgentConfig } from './config.js';
+import { buildAgentConfig, ifaceNamingOf } from './config.js';
 
 describe('buildAgentConfig', () => {
   let dir = '';
@@ -22,6 +22,23 @@ describe('buildAgentConfig', () => {
     assert.equal(c.cni.mtu, 1450);
     assert.equal(c.odl.dialect, 'rfc8040');
     assert.equal(c.metrics.port, 9102);
+  });
+
+  it('coe-northbound needs the cluster name, and names ports as Sodium’s renderer does', () => {
+    const base = { nodeName: 'n1', odlUrl: 'http://odl:8181' };
+    assert.throws(
+      () => buildAgentConfig({ flags: { ...base, backend: 'coe-northbound' } }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        /--cluster-name.*is required with --backend coe-northbound/.test(err.message),
+    );
+    assert.throws(
+      () => buildAgentConfig({ flags: { ...base, clusterName: 'Bad_Name' } }),
+      (err: unknown) => err instanceof ConfigError && /--cluster-name/.test(err.message),
+    );
+    const coe = buildAgentConfig({ flags: { ...base, backend: 'coe-northbound', clusterName: 'test' } });
+    assert.deepEqual(ifaceNamingOf(coe), { backend: 'coe-northbound', clusterName: 'test' });
+    assert.deepEqual(ifaceNamingOf(buildAgentConfig({ flags: base })), { backend: 'netvirt' });
   });
 
   it('layers file < environment < flags', async () => {

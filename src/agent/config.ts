@@ -11,7 +11,9 @@ import {
   type ValuesOf,
 } from '../common/settings-scheme.js';
 import { errorMessage } from '../common/log.js';
-import { parseCidr } from '../netvirt/names.js';
+import { checkClusterName, parseCidr } from '../netvirt/names.js';
+import { WATCHER_SETTINGS } from '../config/watcher-settings.js';
+import type { IfaceNaming } from './iface-id.js';
 import { ovsdbSocketPath } from '../ovs/ovs.js';
 import { profileSetting } from '../netvirt/profile.js';
 import { OPER_WAIT_MODES } from './odl-oper-wait.js';
@@ -50,6 +52,16 @@ const networkCidr = z.string().superRefine((cidr, ctx) => {
 });
 
 export const AGENT_SETTINGS = {
+  // The watcher's own declaration (flag, environment, values, default), documented for the agent.
+  backend: {
+    ...WATCHER_SETTINGS.backend,
+    doc: "the watcher's `backend`; decides the `iface-id` of pod and gateway ports, the interface name ODL binds them by: `netvirt` `<namespace>:<pod>`, `coe-northbound` `<cluster UUID>:<pod>` as Sodium's COE renderer names it (needs `clusterName`; the gateway port also gets `is-service-gateway`)",
+  },
+  clusterName: setting(text(), {
+    flag: '--cluster-name <name>',
+    env: 'ODLCOE_CLUSTER_NAME',
+    doc: "the watcher's `clusterName`; required with `backend: coe-northbound` (its UUID is the first half of every iface-id)",
+  }),
   nodeName: setting(text(), {
     flag: '--node-name <name>',
     env: 'NODE_NAME',
@@ -236,5 +248,17 @@ export type AgentConfig = ValuesOf<typeof AGENT_SETTINGS>;
  * `flags` holds commander's parsed options (only the ones given on the command line).
  */
 export function buildAgentConfig(layers: SettingsSources): AgentConfig {
-  return AGENT_SCHEME.load({ env: {}, ...layers });
+  return AGENT_SCHEME.load({ env: {}, ...layers }, (v, c) => {
+    const s = AGENT_SETTINGS;
+    if (v.backend === 'coe-northbound' && v.clusterName === undefined)
+      c.problem(`${c.label(s.clusterName)} is required with ${c.label(s.backend)} coe-northbound`);
+    if (v.clusterName !== undefined) c.check(s.clusterName, () => checkClusterName(v.clusterName ?? ''));
+  });
+}
+
+/** How the agent names the interfaces ODL binds its ports by (the `iface-id`s), from its settings. */
+export function ifaceNamingOf(config: Pick<AgentConfig, 'backend' | 'clusterName'>): IfaceNaming {
+  return config.backend === 'coe-northbound'
+    ? { backend: 'coe-northbound', clusterName: config.clusterName ?? '' }
+    : { backend: 'netvirt' };
 }

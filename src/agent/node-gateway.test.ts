@@ -24,6 +24,28 @@ describe('gatewayRoutes', () => {
   });
 });
 
+describe('gatewayPort', () => {
+  it('names the netvirt backend’s gateway interface, unmarked', () => {
+    const ids = gatewayPort('n1', '10.11.1.0/24').externalIds;
+    assert.equal(ids['iface-id'], 'odlcoe-gw.n1');
+    assert.equal(ids['is-service-gateway'], undefined);
+  });
+
+  it('under coe-northbound: the interface Sodium’s renderer makes, marked is-service-gateway', () => {
+    const ids = gatewayPort('n1', '10.11.1.0/24', {
+      backend: 'coe-northbound',
+      clusterName: 'test',
+    }).externalIds;
+    assert.deepEqual(ids, {
+      'iface-id': 'd5b7c83d-b362-3bde-86d5-f509e6ca8560:odlcoe-gw.n1',
+      'attached-mac': '0a:58:0a:0b:01:02',
+      'ip-address': '10.11.1.2',
+      'odlcoe-node-gateway': 'n1',
+      'is-service-gateway': 'true',
+    });
+  });
+});
+
 describe('gatewayHostRepairs', () => {
   const port = gatewayPort('n1', '10.11.1.0/24');
   const spec = { port, mtu: 1450, routes: ['10.96.0.0/12'] };

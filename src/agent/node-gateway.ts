@@ -27,9 +27,10 @@ import { ModelValidationError } from '../netvirt/errors.js';
 import { gatewayAddress, gatewayName } from '../netvirt/gateway.js';
 import { canonicalIp, gatewayIp, parseCidr, podMac } from '../netvirt/names.js';
 import { vethPortName } from '../ovs/names.js';
-import { gatewayPortExternalIds, NODE_GATEWAY_ID } from '../ovs/node-gateway.js';
+import { gatewayPortExternalIds, NODE_GATEWAY_ID, SERVICE_GATEWAY_ID } from '../ovs/node-gateway.js';
 import type { Ovs, OvsPort } from '../ovs/ovs.js';
 import { turnTxChecksumOffloadOff, txChecksumOffload } from '../ovs/pod-interface.js';
+import { gatewayIfaceId, marksServiceGateway, type IfaceNaming } from './iface-id.js';
 import type { AgentMetrics } from './metrics.js';
 
 /**
@@ -55,8 +56,15 @@ export interface GatewayPort {
   externalIds: Record<string, string>;
 }
 
-/** Throws ModelValidationError when the subnet is too small to reserve a gateway address. */
-export function gatewayPort(nodeName: string, podCidr: string): GatewayPort {
+/**
+ * Throws ModelValidationError when the subnet is too small to reserve a gateway address.
+ * `naming`: the iface-id the watcher's backend makes ODL bind the port by (iface-id.ts).
+ */
+export function gatewayPort(
+  nodeName: string,
+  podCidr: string,
+  naming: IfaceNaming = { backend: 'netvirt' },
+): GatewayPort {
   const address = gatewayAddress(podCidr);
   const { family, prefixLength } = parseCidr(podCidr);
   const mac = podMac(address);
@@ -68,7 +76,13 @@ export function gatewayPort(nodeName: string, podCidr: string): GatewayPort {
     family,
     podGateway: gatewayIp(podCidr),
     mac,
-    externalIds: gatewayPortExternalIds({ nodeName, ifaceId: gatewayName(nodeName), mac, address }),
+    externalIds: gatewayPortExternalIds({
+      nodeName,
+      ifaceId: gatewayIfaceId(naming, nodeName),
+      mac,
+      address,
+      serviceGateway: marksServiceGateway(naming),
+    }),
   };
 }
 
@@ -211,6 +225,8 @@ export interface NodeGatewayOptions {
   mtu: number;
   serviceCidrs: readonly string[];
   clusterCidrs: readonly string[];
+  /** The iface-id scheme of the watcher's backend (iface-id.ts); default netvirt. */
+  naming?: IfaceNaming;
   /** Whether interfaces on the bridge must lose TX checksum offload (the datapath's need). */
   offload: { turnsOff(): boolean };
   /** host-local's lease directory (`<dataDir>/<network>`): a pod holding the gateway's address is reported. */
@@ -272,7 +288,7 @@ export class NodeGateway {
       return `the pod subnet of node ${nodeName} is not known yet, so neither is its gateway address`;
     let port: GatewayPort;
     try {
-      port = gatewayPort(nodeName, subnet);
+      port = gatewayPort(nodeName, subnet, this.options.naming);
     } catch (err) {
       if (!(err instanceof ModelValidationError)) throw err;
       return `node subnet ${subnet} is too small to reserve the node gateway's address (its second address) and keep addresses for pods: IPv4 at most /29, IPv6 at most /125. This node has no gateway: kubelet probes (host → pod) and Services do not work here`;
@@ -379,7 +395,13 @@ export class NodeGateway {
 function sameGateway(existing: OvsPort, port: GatewayPort): boolean {
   const a = existing.externalIds;
   const b = port.externalIds;
-  return existing.type === 'internal' && Object.keys(b).every((k) => a[k] === b[k]);
+  // is-service-gateway also when absent from `port`: a port marked under coe-northbound must
+  // lose the mark when the backend changes, or Sodium's renderer would keep routing through it.
+  return (
+    existing.type === 'internal' &&
+    Object.keys(b).every((k) => a[k] === b[k]) &&
+    a[SERVICE_GATEWAY_ID] === b[SERVICE_GATEWAY_ID]
+  );
 }
 
 /** The device and its routes; no `link` when it does not exist. */

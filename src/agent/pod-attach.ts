@@ -26,7 +26,7 @@ import { errorMessage } from '../common/log.js';
 import { NameError } from '../common/name-error.js';
 import { validatePodRef } from '../k8s/names.js';
 import { podMac } from '../netvirt/names.js';
-import { EXTERNAL_ID, isPodPort } from '../ovs/external-ids.js';
+import { EXTERNAL_ID, isPodPort, podOfPort } from '../ovs/external-ids.js';
 import type { Ovs, OvsPort } from '../ovs/ovs.js';
 import type { PodChecksumOffload } from './checksum-offload.js';
 import type { OdlOperWait } from './odl-oper-wait.js';
@@ -35,6 +35,7 @@ import type { CniAttachment, CniRequest } from './cni/request.js';
 import type { CniResult } from './cni/result.js';
 import type { HostLocalIpam, HostLocalLeaseStore, IpamResult } from './ipam.js';
 import type { AgentMetrics, StepTimer } from './metrics.js';
+import { podIfaceId, type IfaceNaming } from './iface-id.js';
 import { hostVethName } from './names.js';
 import {
   configurePodInterface,
@@ -73,6 +74,8 @@ export interface PodAttacherOptions {
   checksumOffload?: Pick<PodChecksumOffload, 'preparePodInterface'>;
   /** Holds the ADD until ODL reports the pod's interface operational (absent or `off`: no wait). */
   operWait?: Pick<OdlOperWait, 'mode' | 'wait'>;
+  /** The iface-id scheme of the watcher's backend (iface-id.ts); default netvirt. */
+  naming?: IfaceNaming;
   metrics: AgentMetrics;
   logger: Logger;
 }
@@ -126,7 +129,10 @@ export class PodAttacher {
   private readonly logger: Logger;
   private readonly metrics: AgentMetrics;
 
+  private readonly naming: IfaceNaming;
+
   constructor(private readonly options: PodAttacherOptions) {
+    this.naming = options.naming ?? { backend: 'netvirt' };
     this.ovs = options.ovs;
     this.bridge = options.bridge;
     this.logger = options.logger;
@@ -270,7 +276,8 @@ export class PodAttacher {
       step();
 
       const externalIds: Record<string, string> = {
-        [EXTERNAL_ID.ifaceId]: `${args.podNamespace}:${args.podName}`,
+        [EXTERNAL_ID.ifaceId]: podIfaceId(this.naming, args.podNamespace ?? '', args.podName ?? ''),
+        [EXTERNAL_ID.pod]: `${args.podNamespace ?? ''}/${args.podName ?? ''}`,
         [EXTERNAL_ID.attachedMac]: link.podMac,
         [EXTERNAL_ID.ipAddress]: ips.map((ip) => bareIp(ip.address)).join(','),
         [EXTERNAL_ID.containerId]: containerId,
@@ -375,7 +382,7 @@ export class PodAttacher {
   ): Promise<void> {
     const pods = this.options.pods;
     if (!uid || !pods?.hasSynced() || pods.uidOf(namespace, name) !== uid) return;
-    const ifaceId = `${namespace}:${name}`;
+    const ifaceId = podIfaceId(this.naming, namespace, name);
     // Only the ports bound to this pod name, filtered by ovsdb-server: this runs on every ADD.
     const ports = await this.metrics.count(this.metrics.ovsErrors, 'list_ports', () =>
       this.ovs.listPorts(this.bridge, { withExternalIds: { [EXTERNAL_ID.ifaceId]: ifaceId } }),
@@ -383,8 +390,13 @@ export class PodAttacher {
     for (const port of ports.filter(isPodPort)) {
       const ids = port.externalIds;
       const portUid = ids[EXTERNAL_ID.podUid];
+      // Under coe-northbound the iface-id does not name the namespace: a pod of the same name in
+      // another namespace has the same one (Sodium's renderer cannot tell them apart either).
+      const ref = podOfPort(ids);
       if (
         ids[EXTERNAL_ID.ifaceId] !== ifaceId ||
+        ref?.namespace !== namespace ||
+        ref.name !== name ||
         !portUid ||
         portUid === uid ||
         ids[EXTERNAL_ID.containerId] === containerId

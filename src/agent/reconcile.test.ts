@@ -53,6 +53,26 @@ describe('planReconcile', () => {
     assert.deepEqual(planReconcile(ports, [], pods).stalePorts, []);
   });
 
+  it('finds the pod of a coe-northbound port by odlcoe-pod, its iface-id naming no namespace', () => {
+    const coe = (name: string, pod: string, cid: string, uid: string) =>
+      port(name, {
+        'container-id': cid,
+        'iface-id': `d5b7c83d-b362-3bde-86d5-f509e6ca8560:${pod.split('/')[1]}`,
+        'odlcoe-pod': pod,
+        'pod-uid': uid,
+      });
+    const ports = [
+      coe('veth00000011', 'default/alive', 'c11', 'u-alive'),
+      coe('veth00000012', 'other/alive', 'c12', 'u-other'),
+      coe('veth00000013', 'default/renamed', 'c13', 'u-old'),
+    ];
+    assert.deepEqual(
+      planReconcile(ports, [], pods).stalePorts.map((p) => p.name),
+      ['veth00000012', 'veth00000013'],
+      'a pod of the same name in another namespace does not keep a port alive',
+    );
+  });
+
   it('frees a lease only when no live pod, no remaining port and no removed port holds it', () => {
     const ports = [
       podPort('veth00000001', 'default:alive', 'c1', '10.11.1.2', 'u-alive'),

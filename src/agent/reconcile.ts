@@ -9,7 +9,7 @@ import ipaddr from 'ipaddr.js';
 import type { Logger } from '../common/log.js';
 import { errorMessage } from '../common/log.js';
 import { kubeletPodUid } from '../k8s/pod-uid.js';
-import { EXTERNAL_ID, isPodPort, parseIfaceId } from '../ovs/external-ids.js';
+import { EXTERNAL_ID, isPodPort, podOfPort } from '../ovs/external-ids.js';
 import type { Ovs, OvsPort } from '../ovs/ovs.js';
 import type { IpamLease } from './ipam.js';
 import type { AgentMetrics } from './metrics.js';
@@ -64,7 +64,7 @@ export function planReconcile(
       keptPorts.push(port);
       continue;
     }
-    const ref = parseIfaceId(port.externalIds[EXTERNAL_ID.ifaceId]);
+    const ref = podOfPort(port.externalIds);
     if (!ref) {
       keptPorts.push(port);
       continue;

@@ -58,7 +58,8 @@ import {
   vpnRouteDistinguisher,
 } from './ownership.js';
 import { isGatewayName } from './names.js';
-import { elanKey, keyOfInterfaceName, keyOfVpnName, nodeKey, nodeNetworkKey } from './keys.js';
+import { nodeOfCoeGateway } from './coe/gateway.js';
+import { elanKey, gatewayKey, keyOfInterfaceName, keyOfVpnName, nodeKey, nodeNetworkKey } from './keys.js';
 import { diffNodeNetwork, nodeNetworkOwnership, nodeNetworkSummary, nodeOfNetwork } from './node-network.js';
 import { namedKey, podUidKey, serviceUidKey } from './coe/keys.js';
 import { netvirtPaths, vpnModule } from './paths.js';
@@ -283,6 +284,8 @@ export const coePodKind: OdlKindSpec<CoePod> = {
   prerequisites: () => [],
   ownerKey: (uid, ctx) => {
     const entry = ctx.get('coePod', uid) as CoePod | undefined;
+    const gatewayOf = entry && nodeOfCoeGateway(entry);
+    if (gatewayOf !== undefined) return gatewayKey(gatewayOf);
     const named = entry && namedKey(entry);
     return named ? `pod/${named}` : podUidKey(uid);
   },

@@ -15,6 +15,11 @@ export const EXTERNAL_ID = {
   ipAddress: 'ip-address',
   podUid: 'pod-uid',
   containerId: 'container-id',
+  /**
+   * `<namespace>/<pod>` of a pod port: the iface-id names the namespace only under the netvirt
+   * backend (`<namespace>:<pod>`), not under coe-northbound (`<cluster UUID>:<pod>`).
+   */
+  pod: 'odlcoe-pod',
 } as const;
 
 /** The `ns:name` iface-id of an OVS port, split; undefined when absent or malformed. */
@@ -23,6 +28,23 @@ export function parseIfaceId(value: string | undefined): { namespace: string; na
   const colon = value.indexOf(':');
   if (colon <= 0 || colon === value.length - 1) return undefined;
   return { namespace: value.slice(0, colon), name: value.slice(colon + 1) };
+}
+
+/**
+ * The pod an OVS pod port belongs to: `odlcoe-pod`, or for ports made before the agent recorded
+ * it, the `<namespace>:<pod>` iface-id; undefined when neither parses.
+ */
+export function podOfPort(
+  externalIds: Readonly<Record<string, string>>,
+): { namespace: string; name: string } | undefined {
+  const recorded = externalIds[EXTERNAL_ID.pod];
+  if (recorded !== undefined) {
+    const slash = recorded.indexOf('/');
+    if (slash <= 0 || slash === recorded.length - 1 || recorded.indexOf('/', slash + 1) >= 0)
+      return undefined;
+    return { namespace: recorded.slice(0, slash), name: recorded.slice(slash + 1) };
+  }
+  return parseIfaceId(externalIds[EXTERNAL_ID.ifaceId]);
 }
 
 /** Whether this OVS port is a pod attachment odlcoe made (other ports on br-int are never touched). */

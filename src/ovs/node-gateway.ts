@@ -10,6 +10,11 @@ import { EXTERNAL_ID } from './external-ids.js';
 
 /** The external_ids key that marks a node gateway port and names its node. */
 export const NODE_GATEWAY_ID = 'odlcoe-node-gateway';
+/**
+ * The key NetVirt Sodium's COE renderer looks for (any value) to make a port a service gateway
+ * (`CoeUtils.getSouthboundInterfaceDetails`): set only under the coe-northbound backend.
+ */
+export const SERVICE_GATEWAY_ID = 'is-service-gateway';
 
 /** The Interface external_ids of a node gateway port. */
 export function gatewayPortExternalIds(p: {
@@ -17,11 +22,13 @@ export function gatewayPortExternalIds(p: {
   ifaceId: string;
   mac: string;
   address: string;
+  serviceGateway?: boolean;
 }): Record<string, string> {
   return {
     [EXTERNAL_ID.ifaceId]: p.ifaceId,
     [EXTERNAL_ID.attachedMac]: p.mac,
     [EXTERNAL_ID.ipAddress]: p.address,
     [NODE_GATEWAY_ID]: p.nodeName,
+    ...(p.serviceGateway ? { [SERVICE_GATEWAY_ID]: 'true' } : {}),
   };
 }

@@ -99,6 +99,7 @@ describe('odlcoe CNI through the shim on a real OVS and netns', { skip, timeout:
     assert.ok(ovsPort && ovsPort.ofport > 0);
     assert.deepEqual(ovsPort.externalIds, {
       'iface-id': 'default:pod-a',
+      'odlcoe-pod': 'default/pod-a',
       'attached-mac': mac,
       'ip-address': bare,
       'pod-uid': uid,

@@ -5,8 +5,11 @@
  */
 import type { V1EndpointSlice, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import { ModelValidationError } from '../errors.js';
+import { podNetworkEligibility } from '../kube.js';
 import { planNode, type NodePlanInputs } from '../plan-node.js';
 import { absent, keep, present, type EntryPlan, type KeyPlan, type KubeObjectRef } from '../plan.js';
+import { COE_GATEWAY_NAMESPACE, translateCoeGateway } from './gateway.js';
+import { gatewayName } from '../names.js';
 import { parseCoeKey } from './keys.js';
 import type { CoeEndpoints, CoeService } from './model.js';
 import {
@@ -28,6 +31,8 @@ export interface CoePlanInputs extends NodePlanInputs {
   /** Uids of the services entries ODL holds named `<namespace>/<name>`. */
   coeServicesNamed(namespace: string, name: string): string[];
   hasCoePod(uid: string): boolean;
+  /** Every pod of this name, in any namespace (the renderer's interface names ignore namespaces). */
+  podsNamed(name: string): V1Pod[];
   hasCoeService(uid: string): boolean;
 }
 
@@ -43,14 +48,44 @@ const serviceGone = (uid: string, why: string): EntryPlan[] => [
 ];
 
 /**
+ * Which of the pods named `name` may be on the network: NetVirt Sodium's COE renderer names a
+ * pod's interface `<cluster-id>:<pod name>`, so pods of one name in several namespaces would share
+ * one interface (and one OVS iface-id). The one created first holds the name (ties: the first
+ * namespace in name order); undefined when none is on the pod network.
+ */
+export function podNameHolder(pods: readonly V1Pod[]): V1Pod | undefined {
+  const on = pods.filter((p) => podNetworkEligibility(p).onNetwork);
+  const created = (p: V1Pod) => new Date(p.metadata?.creationTimestamp ?? 0).getTime();
+  return on.sort(
+    (a, b) =>
+      created(a) - created(b) || (a.metadata?.namespace ?? '').localeCompare(b.metadata?.namespace ?? ''),
+  )[0];
+}
+
+/**
  * `pod/<ns>/<name>`: entries of earlier pods of this name go (NetVirt derives the interface name
- * `<ns>:<pod>` from both, and a removal processed after the new pod's addition would delete the
+ * `<cluster-id>:<pod>` from both, and a removal processed after the new pod's addition would delete the
  * new interface); then the pod's own entry is present, absent, or (no IP or node yet) kept.
  */
 export function planCoePod(key: string, namespace: string, name: string, inputs: CoePlanInputs): KeyPlan {
   const pod = inputs.pod(namespace, name);
   const current = pod?.metadata?.uid;
   const involved: KubeObjectRef = { kind: 'Pod', namespace, name, ...(current ? { uid: current } : {}) };
+  if (pod && podNetworkEligibility(pod).onNetwork) {
+    const holder = podNameHolder(inputs.podsNamed(name));
+    if (holder && holder !== pod && holder.metadata?.namespace !== namespace)
+      return {
+        key,
+        involved,
+        entries: [],
+        facts: [
+          {
+            fact: 'untranslatable',
+            message: `pod name ${name} is already on the network in namespace ${holder.metadata?.namespace ?? '?'}: NetVirt Sodium's COE renderer names a pod's interface <cluster-id>:<pod name>, so under the coe-northbound backend only one pod of a name can be on the network (the netvirt backend has no such limit)`,
+          },
+        ],
+      };
+  }
   let t: CoePodTranslation;
   if (!pod) t = { state: 'absent', reason: 'pod is gone' };
   else {
@@ -139,6 +174,60 @@ export function planCoeServiceUid(key: string, uid: string, inputs: CoePlanInput
   return { key, entries: serviceGone(uid, 'no Service has this uid'), facts: [] };
 }
 
+/**
+ * `gateway/<node>`: the pod entry of the node's gateway (gateway.ts), while service ranges are
+ * configured and the node exists; kept while its subnet is not known yet. Entries of an earlier
+ * node of the same name (another uid) go.
+ */
+export function planCoeGateway(key: string, nodeName: string, inputs: CoePlanInputs): KeyPlan {
+  const node = inputs.node(nodeName);
+  const uid = node?.metadata?.uid;
+  const involved: KubeObjectRef = { kind: 'Node', name: nodeName, ...(uid ? { uid } : {}) };
+  const existing = inputs.coePodsNamed(COE_GATEWAY_NAMESPACE, gatewayName(nodeName)).sort();
+  const gone = (why: string): KeyPlan => ({
+    key,
+    involved,
+    entries: existing.map((u) => absent('coePod', u, why)),
+    facts: [],
+  });
+  if ((inputs.settings.serviceCidrs ?? []).length === 0)
+    return gone('no service range is configured (no node gateways)');
+  if (!node) return gone('the node is gone');
+  const subnet = inputs.nodeSubnet(node);
+  if (subnet === undefined)
+    return {
+      key,
+      involved,
+      entries: existing.map((u) => keep('coePod', u, 'the node subnet is not known yet')),
+      facts: [
+        {
+          fact: 'deferred',
+          deferral: {
+            code: 'node-subnet-unknown',
+            message: `pod subnet of node ${nodeName} is not known yet`,
+          },
+        },
+      ],
+    };
+  let entry;
+  try {
+    entry = translateCoeGateway(node, subnet, inputs.settings.clusterName);
+  } catch (err) {
+    return untranslatable(key, involved, err);
+  }
+  return {
+    key,
+    involved,
+    entries: [
+      ...existing
+        .filter((u) => u !== entry.uid)
+        .map((u) => absent('coePod', u, 'an earlier node of this name')),
+      present('coePod', entry.uid, entry),
+    ],
+    facts: [],
+  };
+}
+
 /** The plan of any coe-northbound key. */
 export function planCoeKey(key: string, inputs: CoePlanInputs): KeyPlan {
   const k = parseCoeKey(key);
@@ -149,6 +238,8 @@ export function planCoeKey(key: string, inputs: CoePlanInputs): KeyPlan {
       return planCoeService(key, k.namespace, k.name, inputs);
     case 'node':
       return planNode(key, k.uid, inputs);
+    case 'gateway':
+      return planCoeGateway(key, k.nodeName, inputs);
     case 'pod-uid':
       return planCoePodUid(key, k.uid, inputs);
     case 'service-uid':

@@ -26,6 +26,15 @@ describe('coeKeysFor', () => {
     assert.deepEqual(coeKeysFor({ kind: 'pod', obj: labelled, old: pod('10.0.0.5') }, onNode), []);
   });
 
+  it('also names the pods of the same name in other namespaces (one name, one interface in NetVirt)', () => {
+    const elsewhere = (name: string) =>
+      name === 'p1' ? [pod('10.0.0.5'), pod('10.0.0.6', { namespace: 'ns2', uid: 'u9' })] : [];
+    assert.deepEqual(coeKeysFor({ kind: 'pod', obj: pod('10.0.0.5') }, onNode, elsewhere), [
+      'pod/ns1/p1',
+      'pod/ns2/p1',
+    ]);
+  });
+
   it('maps a node change to its key, and to its pods when its InternalIP changes, not on heartbeats', () => {
     assert.deepEqual(
       coeKeysFor({ kind: 'node', obj: node('192.168.1.1', 't1'), old: node('192.168.1.1') }, onNode),

@@ -42,20 +42,31 @@ function sliceServiceKey(slice: V1EndpointSlice | undefined): string | undefined
 }
 
 /**
- * The keys a change affects. A node's pods are affected when the node appears, goes, or its
+ * The keys a change affects. A pod's key, and those of the pods of its name in other namespaces
+ * (only one of them may be on the network, coe/plan.ts `podNameHolder`). A node's pods are affected when the node appears, goes, or its
  * InternalIP changes (their `host-ip-address`). Namespaces affect nothing: `network-NS` is the
  * namespace's name, and a namespace's pods go before it does. A Service's key covers its
  * endpoints entry too, so a slice change names the key of the Service it belongs to (and of
  * the one it belonged to, should its label have changed).
  */
-export function coeKeysFor(change: ClusterChange, podsOnNode: PodsOnNode): string[] {
+export function coeKeysFor(
+  change: ClusterChange,
+  podsOnNode: PodsOnNode,
+  podsNamed: (name: string) => Iterable<V1Pod> = () => [],
+): string[] {
   switch (change.kind) {
     case 'pod': {
       const { obj, old } = change;
       if (old && podProjection(old) === podProjection(obj)) return [];
       const ns = obj.metadata?.namespace;
       const name = obj.metadata?.name;
-      return ns && name ? [podKey(ns, name)] : [];
+      if (!ns || !name) return [];
+      // Pods of the same name elsewhere: which one holds the name may have changed.
+      const others = [...podsNamed(name)]
+        .map((p) => p.metadata?.namespace)
+        .filter((o): o is string => o !== undefined && o !== ns)
+        .map((o) => podKey(o, name));
+      return [podKey(ns, name), ...others];
     }
     case 'node': {
       const { obj, old } = change;
