@@ -26,7 +26,7 @@
  */
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { EntryReader} from './json.js';
+import type { EntryReader } from './json.js';
 import { assign, canonicalJson, parseList, withPreserved, type JsonObject } from './json.js';
 import { ACL_TYPE_IPV4 } from './paths.js';
 import type { Profile } from './profile.js';

@@ -16,6 +16,7 @@
  * | `gateway/<node name>` | a node's gateway: ietf-, elan-, vpn-interface and ELAN `odlcoe-gw.<node>`, with its Service routes |
  * | `gateway-vpn`         | the cluster's gateway VPN `odlcoe.gateways`                   |
  * | `service/<ns>/<name>` | nothing: reports about a Service (a ClusterIP outside the service range) |
+ * | `network-policy`      | every ACL of the cluster (NetworkPolicy enforcement; a pod's bindings are its own key's) |
  *
  * (The coe-northbound backend's keys: coe/keys.ts; `pod/` and `node/` are spelled alike.)
  */
@@ -30,7 +31,8 @@ export type NetvirtKey =
   | { kind: 'node-network'; nodeName: string }
   | { kind: 'gateway'; nodeName: string }
   | { kind: 'gateway-vpn' }
-  | { kind: 'service'; namespace: string; name: string };
+  | { kind: 'service'; namespace: string; name: string }
+  | { kind: 'network-policy' };
 
 export const podKey = (namespace: string, name: string): string => `pod/${namespace}/${name}`;
 export const nodeKey = (uid: string): string => `node/${uid}`;
@@ -39,6 +41,7 @@ export const elanKey = (elanName: string): string => `elan/${elanName}`;
 export const vpnKey = (name: string): string => `vpn/${name}`;
 export const gatewayKey = (nodeName: string): string => `gateway/${nodeName}`;
 export const GATEWAY_VPN_KEY = 'gateway-vpn';
+export const NETWORK_POLICY_KEY = 'network-policy';
 export const serviceKey = (namespace: string, name: string): string => `service/${namespace}/${name}`;
 
 /** The key owning an interface (or ELAN) name: a node gateway's, else a pod's. */
@@ -59,6 +62,7 @@ export function podKeyOfInterface(ifName: string): string | undefined {
 
 export function parseNetvirtKey(key: string): NetvirtKey {
   if (key === GATEWAY_VPN_KEY) return { kind: 'gateway-vpn' };
+  if (key === NETWORK_POLICY_KEY) return { kind: 'network-policy' };
   const slash = key.indexOf('/');
   const kind = key.slice(0, slash);
   const rest = key.slice(slash + 1);

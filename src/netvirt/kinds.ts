@@ -16,7 +16,7 @@
  * The writer enforces them for every write and delete (watcher/object-writer.ts).
  */
 import { EntryReader } from './json.js';
-import { ACL_MODULE, aclEntry, liveAces, readAcl, type Acl } from './acl.js';
+import { ACL_MODULE, aclEntry, isClusterAclName, liveAces, readAcl, type Acl } from './acl.js';
 import { aclKeyOf, aclKindName, aclOwnership, diffAcl } from './acl-diff.js';
 import { coeEndpointsOwnership, coePodOwnership, coeServiceOwnership } from './coe/ownership.js';
 import { diffCoeEndpoints, diffCoePod, diffCoeService } from './coe/diff.js';
@@ -59,7 +59,15 @@ import {
 } from './ownership.js';
 import { isGatewayName } from './names.js';
 import { nodeOfCoeGateway } from './coe/gateway.js';
-import { elanKey, gatewayKey, keyOfInterfaceName, keyOfVpnName, nodeKey, nodeNetworkKey } from './keys.js';
+import {
+  elanKey,
+  gatewayKey,
+  keyOfInterfaceName,
+  keyOfVpnName,
+  NETWORK_POLICY_KEY,
+  nodeKey,
+  nodeNetworkKey,
+} from './keys.js';
 import { diffNodeNetwork, nodeNetworkOwnership, nodeNetworkSummary, nodeOfNetwork } from './node-network.js';
 import { namedKey, podUidKey, serviceUidKey } from './coe/keys.js';
 import { netvirtPaths, vpnModule } from './paths.js';
@@ -369,7 +377,7 @@ export const aclKind: OdlKindSpec<Acl> = {
         liveAces(e).flatMap((a) => (a.remoteGroupId && a.remoteGroupId !== e.name ? [a.remoteGroupId] : [])),
       ),
     ].map((g) => ({ kind: 'acl', name: g, owned: true })),
-  ownerKey: () => undefined,
+  ownerKey: (name, ctx) => (isClusterAclName(name, ctx.owner.clusterName) ? NETWORK_POLICY_KEY : undefined),
   summary: (e) => {
     const live = liveAces(e);
     const dying = e.aces.length - live.length;

@@ -11,7 +11,7 @@ import type { V1Namespace, V1Pod } from '@kubernetes/client-node';
 import { ModelValidationError } from './errors.js';
 import { parseNetvirtKey } from './keys.js';
 import { interfaceName, vpnName } from './names.js';
-import { planGateway, planGatewayVpn, planService, type GatewayPlanInputs } from './plan-gateway.js';
+import { planGateway, planGatewayVpn, planService } from './plan-gateway.js';
 import { planNode, planNodeNetwork, type NodeNetworkPlanInputs } from './plan-node.js';
 import { absent, keep, present, type KeyPlan, type KubeObjectRef } from './plan.js';
 import {
@@ -29,9 +29,10 @@ import {
   type PodPlacement,
   type PodTranslation,
 } from './translate-pod.js';
-import type { TranslateSettings } from './translate-settings.js';
+import { families, type TranslateSettings } from './translate-settings.js';
+import { planNetworkPolicy, type PolicyPlanInputs } from './plan-policy.js';
 
-export interface NetvirtPlanInputs extends NodeNetworkPlanInputs, GatewayPlanInputs {
+export interface NetvirtPlanInputs extends NodeNetworkPlanInputs, PolicyPlanInputs {
   settings: TranslateSettings;
   pod(namespace: string, name: string): V1Pod | undefined;
   podsInNamespace(namespace: string): readonly V1Pod[];
@@ -112,6 +113,8 @@ export function planPod(key: string, namespace: string, name: string, inputs: Ne
       facts: [{ fact: 'deferred', deferral: t.deferral }],
     };
   const n = t.network;
+  const index = pod && inputs.policy?.();
+  if (pod && index) n.interface.acl = index.podSecurity(pod, families(inputs.settings));
   const plan: KeyPlan = {
     key,
     involved: { kind: 'Pod', name, namespace, uid: n.podUid },
@@ -246,5 +249,7 @@ export function planNetvirtKey(key: string, inputs: NetvirtPlanInputs): KeyPlan 
       return planGatewayVpn(key, inputs);
     case 'service':
       return planService(key, k.namespace, k.name, inputs);
+    case 'network-policy':
+      return planNetworkPolicy(key, inputs, (pod) => podPlacement(pod, inputs).state === 'placed');
   }
 }

@@ -14,9 +14,9 @@ import type { Deferral } from './translate-pod.js';
 
 /** A Kubernetes object reports about a key are recorded on. */
 export interface KubeObjectRef {
-  kind: 'Pod' | 'Service' | 'Namespace' | 'Node';
+  kind: 'Pod' | 'Service' | 'Namespace' | 'Node' | 'NetworkPolicy';
   name: string;
-  /** Pods and Services (namespaced kinds) only. */
+  /** Namespaced kinds only. */
   namespace?: string;
   uid?: string;
 }
@@ -48,7 +48,9 @@ export type PlanFact =
    * known yet), and for a node that is gone, what still holds addresses of its subnet.
    */
   | { fact: 'node-subnet'; entry: EntrySubnet; pods: string | undefined }
-  | { fact: 'subnet-held'; subnet: string; holder: string };
+  | { fact: 'subnet-held'; subnet: string; holder: string }
+  /** A NetworkPolicy applied in its closest safe form: what could not be expressed, and what odlcoe did. */
+  | { fact: 'policy-approximated'; policy: KubeObjectRef; messages: string[] };
 
 export interface KeyPlan {
   key: string;
