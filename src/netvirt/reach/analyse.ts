@@ -130,7 +130,8 @@ function checkPortSecurity(
   return walk.stop({
     kind: only ? 'acl' : 'ietf-interface',
     name: only ? only.acl : name,
-    reason: `${what}: ${reasons.join(' | ')}`,
+    reason: what,
+    details: reasons,
     acls: verdict.acls,
   });
 }
@@ -313,6 +314,12 @@ export function analyseReach(index: HoldingsIndex, profile: Profile, q: ReachQue
   }
   if (familyOf(dstIp) !== family)
     throw new ReachQueryError(`source ${src.ip} and destination ${dstIp} are of different families`);
+  if (dstIp === src.ip || index.portsWithAddress(dstIp).some((a) => a.interface === src.port)) {
+    walk.notes.push(
+      `${dstIp} is the source's own address: the pod's kernel loops the packet back, NetVirt never sees it`,
+    );
+    return result();
+  }
   const packet: Packet = { family, source: src.ip, destination: dstIp, probe: q.probe };
 
   const elan = checkPort(index, walk, src.port, true);

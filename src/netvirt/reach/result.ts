@@ -21,6 +21,8 @@ export interface Drop {
   kind: ObjectLabel;
   name: string;
   reason: string;
+  /** For an ACL drop: one line per security group saying why none of its rules matched. */
+  details?: string[];
   /** For an ACL drop: every security group of the port and why none of its rules matched. */
   acls?: AclMiss[];
 }
