@@ -4,7 +4,7 @@
  * through the kinds table as odlcoectl reads it, and handed to the reachability analysis.
  */
 import { silentLogger } from '../../src/common/log.js';
-import { startEmulator, type Emulator } from '../../src/emulator/server.js';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
 import {
   netvirtPaths,
   putElanInstance,
@@ -47,8 +47,12 @@ export interface World {
   close(): Promise<void>;
 }
 
-export async function startWorld(profile: Profile, dialect: Dialect): Promise<World> {
-  const emulator = await startEmulator({ port: 0, profile, logger: silentLogger() });
+export async function startWorld(
+  profile: Profile,
+  dialect: Dialect,
+  options: Pick<EmulatorOptions, 'fillParentInterface'> = {},
+): Promise<World> {
+  const emulator = await startEmulator({ port: 0, profile, logger: silentLogger(), ...options });
   const odl = new RestconfClient({
     baseUrl: emulator.url,
     dialect,
@@ -66,18 +70,22 @@ export async function startWorld(profile: Profile, dialect: Dialect): Promise<Wo
   };
 }
 
-/** Reads ODL whole through the kinds table (the kinds it has models for) and walks one packet. */
+/** Reads ODL whole through the kinds table (the kinds it has models for), as odlcoectl does. */
+export async function readIndex(w: World): Promise<HoldingsIndex> {
+  const models = await readModels(w.odl, w.profile, w.emulator.url);
+  const table = NETVIRT_KINDS.restrictedTo(w.profile, models.modules);
+  const snapshot = await new OdlReader(w.odl, w.profile, table).snapshot();
+  return new HoldingsIndex(holdingsOf(snapshot.state, table.kinds));
+}
+
+/** Reads ODL and walks one packet. */
 export async function reach(
   w: World,
   from: ReachEndpoint,
   to: ReachEndpoint,
   port?: string,
 ): Promise<ReachResult> {
-  const models = await readModels(w.odl, w.profile, w.emulator.url);
-  const table = NETVIRT_KINDS.restrictedTo(w.profile, models.modules);
-  const snapshot = await new OdlReader(w.odl, w.profile, table).snapshot();
-  const index = new HoldingsIndex(holdingsOf(snapshot.state, table.kinds));
-  return analyseReach(index, w.profile, { from, to, probe: parseProbe(port) });
+  return analyseReach(await readIndex(w), w.profile, { from, to, probe: parseProbe(port) });
 }
 
 export const mac = (ip: string) =>
