@@ -41,6 +41,10 @@ export const BACKEND_NAMES: readonly BackendName[] = ['netvirt', 'coe-northbound
 
 const positiveInt = number(z.number().int().min(1));
 
+/** How NetworkPolicy is enforced: `auto` follows what ODL serves. */
+export const POLICY_ENFORCEMENT = ['auto', 'on', 'off'] as const;
+export type PolicyEnforcement = (typeof POLICY_ENFORCEMENT)[number];
+
 export const WATCHER_SETTINGS = {
   clusterName: setting(text(), {
     flag: '--cluster-name <name>',
@@ -107,6 +111,14 @@ export const WATCHER_SETTINGS = {
       env: 'ODLCOE_SERVICE_CIDRS',
       default: [],
       doc: "the Service ranges (kube-apiserver's `--service-cluster-ip-range`, one per family). Empty: no node gateways and no Service routes in ODL; otherwise every node gets its gateway and every Service IP a route through the gateways, and a ClusterIP outside them is refused",
+    }),
+  },
+  networkPolicy: {
+    enforcement: setting(oneOf(POLICY_ENFORCEMENT), {
+      flag: '--network-policy <mode>',
+      env: 'ODLCOE_NETWORK_POLICY',
+      default: 'auto',
+      doc: "NetworkPolicy enforcement through NetVirt's ACLs (see [network-policy.md](network-policy.md)): `on` gives every pod port security and writes the ACLs its policies need (start-up fails when ODL lacks the ACL modules); `off` writes neither and leaves what exists; `auto` is `on` when ODL serves `aclservice` and `ietf-access-control-list`, since a cluster whose ODL can enforce policy should not silently ignore it",
     }),
   },
   gracePeriod: setting(duration(), {
@@ -251,6 +263,7 @@ export function watcherSettingsOf(v: WatcherValues) {
       : {}),
     /** Empty: no node gateways and no Service routes. */
     serviceCidrs: v.services.cidrs as readonly string[],
+    networkPolicyEnforcement: v.networkPolicy.enforcement,
     gracePeriodMs: v.gracePeriod,
     resyncPeriodMs: v.resyncPeriod,
     progressIntervalMs: v.progressInterval,

@@ -10,7 +10,8 @@
  * and on the way out the rules' ACLs before the groups they name.
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { ACL_TYPE_IPV4, isClusterAclName, type Acl } from './acl.js';
+import { ACL_TYPE_IPV4, isClusterAclName, liveAces, type Acl, type InterfaceAcl } from './acl.js';
+import { interfaceName } from './names.js';
 import { ModelValidationError } from './errors.js';
 import { gatewayAddress } from './gateway.js';
 import type { GatewayPlanInputs } from './plan-gateway.js';
@@ -30,6 +31,8 @@ export interface PolicyPlanInputs extends GatewayPlanInputs {
   policy?(): PolicyIndex | undefined;
   /** The ACLs ODL holds (their tags, and this cluster's that are no longer needed). */
   acls?(): Iterable<Acl>;
+  /** The port security ODL holds on an interface (whether a pod's memberships are in place yet). */
+  interfaceAcl?(name: string): InterfaceAcl | undefined;
 }
 
 /** The pods on the network, by the same placement rule their own plans use. */
@@ -74,7 +77,9 @@ export function planNetworkPolicy(
     const gateway = nodeGateway(node, inputs);
     return gateway === undefined ? { node } : { node, gateway };
   });
-  const { acls, roles, notes } = index.acls(podsOnNetwork(inputs, placed), nodes);
+  const pods = podsOnNetwork(inputs, placed);
+  const { acls, roles, notes } = index.acls(pods, nodes);
+  const pending = holdOldRules(acls, actual, ours, pods, index, inputs);
   const names = [...acls.keys()].sort();
   const tags = inputs.settings.profile === 'sodium' ? undefined : allocateAclTags(names, actual, ours);
   const groupsFirst = (a: string, b: string) =>
@@ -107,5 +112,50 @@ export function planNetworkPolicy(
         messages,
       });
   }
+  if (pending.length > 0) facts.push({ fact: 'memberships-pending', interfaces: pending });
   return { key, entries, facts };
+}
+
+/**
+ * Make before break across keys: a changed rule that names a new peer group allows nothing
+ * until the group's members are bound to it (their own keys write that). Until every member
+ * is, the rules the new ones replace stay in force (kept in the desired ACL); the interfaces
+ * still to be bound are returned, for the key to wait on.
+ */
+function holdOldRules(
+  acls: Map<string, Acl>,
+  actual: readonly Acl[],
+  ours: (a: Acl) => boolean,
+  pods: readonly V1Pod[],
+  index: PolicyIndex,
+  inputs: PolicyPlanInputs,
+): string[] {
+  const replacing: { desired: Acl; old: ReturnType<typeof liveAces> }[] = [];
+  const groups = new Set<string>();
+  for (const a of actual) {
+    const desired = ours(a) ? acls.get(a.name) : undefined;
+    if (!desired) continue;
+    const wanted = new Set(desired.aces.map((x) => x.ruleName));
+    const live = liveAces(a);
+    const held = new Set(live.map((x) => x.ruleName));
+    const old = live.filter((x) => !wanted.has(x.ruleName));
+    const newGroups = desired.aces
+      .filter((x) => !held.has(x.ruleName) && x.remoteGroupId)
+      .map((x) => x.remoteGroupId!);
+    if (old.length === 0 || newGroups.length === 0) continue;
+    replacing.push({ desired, old });
+    for (const g of newGroups) groups.add(g);
+  }
+  if (replacing.length === 0) return [];
+  const pending: string[] = [];
+  for (const pod of pods) {
+    const needed = index.groupsOf(pod).filter((g) => groups.has(g));
+    if (needed.length === 0) continue;
+    const name = interfaceName(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
+    const bound = new Set(inputs.interfaceAcl?.(name)?.securityGroups.map((g) => g.toLowerCase()) ?? []);
+    if (needed.some((g) => !bound.has(g))) pending.push(name);
+  }
+  if (pending.length > 0)
+    for (const r of replacing) r.desired.aces.push(...r.old.map((x) => ({ ...x, deleted: false })));
+  return pending;
 }

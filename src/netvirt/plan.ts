@@ -50,7 +50,9 @@ export type PlanFact =
   | { fact: 'node-subnet'; entry: EntrySubnet; pods: string | undefined }
   | { fact: 'subnet-held'; subnet: string; holder: string }
   /** A NetworkPolicy applied in its closest safe form: what could not be expressed, and what odlcoe did. */
-  | { fact: 'policy-approximated'; policy: KubeObjectRef; messages: string[] };
+  | { fact: 'policy-approximated'; policy: KubeObjectRef; messages: string[] }
+  /** Replaced ACL rules kept until these interfaces are bound to the peer groups that replace them. */
+  | { fact: 'memberships-pending'; interfaces: string[] };
 
 export interface KeyPlan {
   key: string;

@@ -1,6 +1,7 @@
 /**
  * The watcher's view of the cluster: the pod, namespace and node informers, and those of the
- * optional resources the selected backend declares (`services`, `endpointslices`), all kept
+ * optional resources the selected backend declares (`services`, `endpointslices`,
+ * `networkpolicies`), all kept
  * running on leader and standby alike, so a takeover starts from warm caches; and the indexes
  * reconcilers need to answer "which pods are on this node / in this namespace" without
  * scanning every pod.
@@ -17,6 +18,7 @@ import type {
   KubernetesObject,
   V1EndpointSlice,
   V1Namespace,
+  V1NetworkPolicy,
   V1Node,
   V1Pod,
   V1Service,
@@ -36,10 +38,18 @@ export type ClusterChange =
   | { kind: 'namespace'; obj: V1Namespace; old?: V1Namespace }
   | { kind: 'node'; obj: V1Node; old?: V1Node }
   | { kind: 'service'; obj: V1Service; old?: V1Service }
-  | { kind: 'endpointslice'; obj: V1EndpointSlice; old?: V1EndpointSlice };
+  | { kind: 'endpointslice'; obj: V1EndpointSlice; old?: V1EndpointSlice }
+  | { kind: 'networkpolicy'; obj: V1NetworkPolicy; old?: V1NetworkPolicy };
 
 /** Resources the view watches only for a backend that needs them. */
-export type OptionalResource = 'services' | 'endpointslices';
+export type OptionalResource = 'services' | 'endpointslices' | 'networkpolicies';
+
+/** Where each optional resource is listed, and the change kind it makes. */
+const OPTIONAL_RESOURCES = {
+  services: { path: '/api/v1/services', kind: 'service' },
+  endpointslices: { path: '/apis/discovery.k8s.io/v1/endpointslices', kind: 'endpointslice' },
+  networkpolicies: { path: '/apis/networking.k8s.io/v1/networkpolicies', kind: 'networkpolicy' },
+} as const satisfies Record<OptionalResource, { path: string; kind: ClusterChange['kind'] }>;
 
 export interface ClusterViewOptions {
   kubeConfig: KubeConfig;
@@ -69,8 +79,7 @@ export class ClusterView {
   readonly pods: Informer<V1Pod>;
   readonly namespaces: Informer<V1Namespace>;
   readonly nodes: Informer<V1Node>;
-  private servicesInformer: Informer<V1Service> | undefined;
-  private slicesInformer: Informer<V1EndpointSlice> | undefined;
+  private readonly optionalInformers = new Map<OptionalResource, Informer<KubernetesObject>>();
   private readonly podsByNode = new SetIndex();
   private readonly podsByNamespace = new SetIndex();
   private readonly nodesByIp = new SetIndex();
@@ -109,26 +118,16 @@ export class ClusterView {
     if (this.started && wanted.some((r) => !this.includes(r)))
       throw new Error('optional resources must be included before the cluster view starts');
     for (const resource of wanted) {
-      switch (resource) {
-        case 'services':
-          if (this.servicesInformer) break;
-          this.servicesInformer = this.newInformer<V1Service>({ name: 'services', path: '/api/v1/services' });
-          this.forward(this.servicesInformer, 'service');
-          break;
-        case 'endpointslices':
-          if (this.slicesInformer) break;
-          this.slicesInformer = this.newInformer<V1EndpointSlice>({
-            name: 'endpointslices',
-            path: '/apis/discovery.k8s.io/v1/endpointslices',
-          });
-          this.forward(this.slicesInformer, 'endpointslice');
-          break;
-      }
+      const { path, kind } = OPTIONAL_RESOURCES[resource];
+      if (this.optionalInformers.has(resource)) continue;
+      const informer = this.newInformer<KubernetesObject>({ name: resource, path });
+      this.forward(informer as Informer<ChangeOf<typeof kind>['obj']>, kind);
+      this.optionalInformers.set(resource, informer);
     }
   }
 
   includes(resource: OptionalResource): boolean {
-    return (resource === 'services' ? this.servicesInformer : this.slicesInformer) !== undefined;
+    return this.optionalInformers.has(resource);
   }
 
   /**
@@ -149,9 +148,12 @@ export class ClusterView {
   }
 
   informers(): Informer<KubernetesObject>[] {
-    return [this.pods, this.namespaces, this.nodes, this.servicesInformer, this.slicesInformer].filter(
-      (i) => i !== undefined,
-    ) as unknown as Informer<KubernetesObject>[];
+    return [
+      this.pods,
+      this.namespaces,
+      this.nodes,
+      ...this.optionalInformers.values(),
+    ] as unknown as Informer<KubernetesObject>[];
   }
 
   hasSynced(): boolean {
@@ -169,12 +171,17 @@ export class ClusterView {
 
   /** The Service informer, when a backend included `services`. */
   get services(): Informer<V1Service> | undefined {
-    return this.servicesInformer;
+    return this.optionalInformers.get('services') as Informer<V1Service> | undefined;
   }
 
   /** The EndpointSlice informer, when a backend included `endpointslices`. */
   get endpointSlices(): Informer<V1EndpointSlice> | undefined {
-    return this.slicesInformer;
+    return this.optionalInformers.get('endpointslices') as Informer<V1EndpointSlice> | undefined;
+  }
+
+  /** The NetworkPolicy informer, when a backend included `networkpolicies`. */
+  get networkPolicies(): Informer<V1NetworkPolicy> | undefined {
+    return this.optionalInformers.get('networkpolicies') as Informer<V1NetworkPolicy> | undefined;
   }
 
   pod(namespace: string, name: string): V1Pod | undefined {
@@ -190,11 +197,11 @@ export class ClusterView {
   }
 
   service(namespace: string, name: string): V1Service | undefined {
-    return this.servicesInformer?.get(`${namespace}/${name}`);
+    return this.services?.get(`${namespace}/${name}`);
   }
 
   endpointSlice(namespace: string, name: string): V1EndpointSlice | undefined {
-    return this.slicesInformer?.get(`${namespace}/${name}`);
+    return this.endpointSlices?.get(`${namespace}/${name}`);
   }
 
   nodeByUid(uid: string): V1Node | undefined {

@@ -18,6 +18,7 @@ export class WatcherMetrics {
   readonly subnetExhausted: Counter;
   readonly resyncs: Counter<'result'>;
   readonly unparsed: Gauge<'kind'>;
+  readonly policyApproximations: Counter<'reason'>;
   /** Per ODL kind: names the cluster needs, names in sync, names held by foreign objects. */
   private readonly desired = new Map<string, Set<string>>();
   private readonly applied = new Map<string, Set<string>>();
@@ -99,6 +100,17 @@ export class WatcherMetrics {
           name: 'odlcoe_watcher_odl_unparsed_entries',
           help: 'ODL entries that do not parse as their model (left alone), by object kind, at the last read',
           labelNames: ['kind'],
+          registers: [],
+        }),
+    );
+    this.policyApproximations = metric(
+      registry,
+      'odlcoe_watcher_network_policy_approximations_total',
+      () =>
+        new Counter({
+          name: 'odlcoe_watcher_network_policy_approximations_total',
+          help: 'NetworkPolicies (or parts) NetVirt cannot express exactly, applied in their closest safe form or refused, by reason (approximated, invalid); each also a Warning Event on the policy',
+          labelNames: ['reason'],
           registers: [],
         }),
     );

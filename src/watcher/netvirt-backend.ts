@@ -10,12 +10,15 @@ import {
   gatewayKey,
   GATEWAY_VPN_KEY,
   nodeNetworkKey,
+  NETWORK_POLICY_KEY,
   parseNetvirtKey,
   podKey,
   serviceKey,
 } from '../netvirt/keys.js';
 import { networkSubnets, nodeOfNetwork } from '../netvirt/node-network.js';
 import type { DhcpNetwork } from '../netvirt/dhcp.js';
+import type { Acl } from '../netvirt/acl.js';
+import type { Interface } from '../netvirt/interfaces.js';
 import type { KindTable } from '../netvirt/kind.js';
 import { NETVIRT_KINDS } from '../netvirt/kinds.js';
 import { namespaceOfVpn, planNetvirtKey, type NetvirtPlanInputs } from '../netvirt/plan-netvirt.js';
@@ -30,6 +33,8 @@ import type { BackendContext } from './backend.js';
 import type { ClusterChange, OptionalResource } from './cluster-view.js';
 import type { EntryChange } from './entry-cache.js';
 import { netvirtKeysFor, type KeyLookup } from './netvirt-keys.js';
+import { policyKeysFor, type PolicyKeyLookup } from './policy-keys.js';
+import { NetworkPolicies } from './network-policies.js';
 import { OdlBackend } from './odl-backend.js';
 import { runPlan, type PlanRun } from './plan-executor.js';
 import { factOf, type KeyPlan } from '../netvirt/plan.js';
@@ -46,6 +51,9 @@ export class NetvirtBackend extends OdlBackend {
   /** namespace → RD handed out but not yet visible in the ODL cache (allocation is synchronous). */
   private readonly rdReservations = new Map<string, string>();
   protected readonly inputs: NetvirtPlanInputs;
+  /** NetworkPolicy enforcement (undefined: off). */
+  private readonly policies: NetworkPolicies | undefined;
+  private readonly policyLookup: PolicyKeyLookup | undefined;
 
   /** @param table NETVIRT_KINDS, or a table that extends it (a kind planned by a subclass). */
   constructor(ctx: BackendContext, table: KindTable = NETVIRT_KINDS) {
@@ -53,7 +61,11 @@ export class NetvirtBackend extends OdlBackend {
     const view = ctx.view;
     const serviceCidrs = ctx.settings.serviceCidrs ?? [];
     this.gateways = serviceCidrs.length > 0;
-    if (this.gateways) this.resources = ['services'];
+    this.policies = NetworkPolicies.forBackend(ctx);
+    this.resources = [
+      ...(this.gateways ? ['services' as const] : []),
+      ...(this.policies ? ['networkpolicies' as const] : []),
+    ];
     this.lookup = {
       node: (name) => view.node(name),
       podsOnNode: (name) => view.podsOnNode(name),
@@ -80,11 +92,25 @@ export class NetvirtBackend extends OdlBackend {
       nodes: () => view.nodes.list(),
       services: () => view.services?.list() ?? [],
       service: (ns, name) => view.service(ns, name),
+      policy: () => this.policies?.index(),
+      acls: () => this.cache.values('acl') as Iterable<Acl>,
+      interfaceAcl: (name) => (this.cache.get('interface', name) as Interface | undefined)?.acl,
+    };
+    const policies = this.policies;
+    this.policyLookup = policies && {
+      ...this.lookup,
+      clusterName: this.translate.clusterName,
+      profile: this.translate.profile,
+      index: () => policies.index(),
+      namespaceLabels: (ns) => view.namespace(ns)?.metadata?.labels,
+      namespacesWithPods: () => view.namespacesWithPods(),
     };
   }
 
   keysFor(change: ClusterChange): string[] {
+    if (change.kind === 'networkpolicy') this.policies?.changed();
     const keys = netvirtKeysFor(change, this.lookup);
+    if (this.policyLookup) keys.push(...policyKeysFor(change, this.policyLookup));
     if (!this.gateways) return keys;
     return [...keys, ...this.gatewayKeysFor(change)];
   }
@@ -142,6 +168,8 @@ export class NetvirtBackend extends OdlBackend {
     }
     if (!nodeName) return [];
     if (this.gateways) extra.push(gatewayKey(nodeName));
+    // The node's ACL carries its gateway's address, the second of its subnet.
+    if (this.policies && this.gateways) extra.push(NETWORK_POLICY_KEY);
     return [
       ...extra,
       ...this.ctx.view
@@ -156,6 +184,7 @@ export class NetvirtBackend extends OdlBackend {
     for (const obj of view.nodes.list()) yield* this.keysFor({ kind: 'node', obj });
     for (const obj of view.namespaces.list()) yield* this.keysFor({ kind: 'namespace', obj });
     for (const obj of view.pods.list()) yield* this.keysFor({ kind: 'pod', obj });
+    if (this.policies) yield NETWORK_POLICY_KEY;
     if (!this.gateways) return;
     yield GATEWAY_VPN_KEY;
     for (const obj of view.services?.list() ?? []) {
@@ -186,6 +215,7 @@ export class NetvirtBackend extends OdlBackend {
 
   protected override async runKeyPlan(key: string, guard: WriteGuard): Promise<PlanRun> {
     const plan = this.plan(key);
+    this.policies?.report(plan);
     for (const f of plan.facts)
       if (f.fact === 'rd-reassigned')
         this.ctx.logger.warn(
@@ -197,6 +227,17 @@ export class NetvirtBackend extends OdlBackend {
           },
         );
     const run = await runPlan(this.planContext(), plan, guard, () => this.plan(key));
+    const pending = factOf(plan, 'memberships-pending');
+    if (pending && run.outcome.result === 'synced')
+      // Woken when one of these interfaces changes in the cache; the old rules go after them.
+      return {
+        ...run,
+        outcome: {
+          result: 'waiting',
+          retryAfterMs: this.ctx.settings.waitRetryMs,
+          on: pending.interfaces.map((name) => ({ kind: 'interface', name })),
+        },
+      };
     const k = parseNetvirtKey(key);
     if (k.kind === 'node-network') return this.afterNodeNetwork(k.nodeName, plan, run);
     if (k.kind === 'vpn' && run.outcome.result === 'synced' && !this.cache.get('vpnInstance', k.vpnName)) {

@@ -39,13 +39,13 @@ describe('odlcoectl status', () => {
         profile: 'sodium',
         detected: 'odl',
         dialect: 'rfc8040',
-        models: { coe: true, acl: false, nat: true },
+        models: { coe: true, acl: true, nat: true },
       });
     }
     const human = await h.run(['status'], null);
     assert.match(
       human.stdout,
-      /^ODL release: sodium profile \(read from its module list\), rfc8040 dialect, optional models: coe, nat$/m,
+      /^ODL release: sodium profile \(read from its module list\), rfc8040 dialect, optional models: coe, acl, nat$/m,
     );
   });
 

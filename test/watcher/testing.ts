@@ -106,6 +106,9 @@ export function testSettings(env: Env, overrides: Partial<WatcherSettings> = {})
     waitRetryMs: 200,
     workers: 4,
     shutdownTimeoutMs: 5_000,
+    // The scenario oracles (the whole-cluster fold) leave NetworkPolicy out; the policy tests
+    // turn enforcement on.
+    networkPolicyEnforcement: 'off',
     ...overrides,
   };
 }

@@ -6,6 +6,7 @@
 import type {
   V1LabelSelector,
   V1NetworkPolicy,
+  V1NetworkPolicyIngressRule,
   V1NetworkPolicyPeer,
   V1NetworkPolicyPort,
 } from '@kubernetes/client-node';
@@ -72,7 +73,7 @@ export function readPolicy(policy: V1NetworkPolicy): PolicySpec | { error: strin
     const rules: PolicySpec['rules'] = {};
     if (types.includes('Ingress'))
       rules.ingress = (spec?.ingress ?? []).map((r, i) =>
-        readRule(r.ports, r._from, namespace, `spec.ingress[${i}]`, 'ingress', notes),
+        readRule(r.ports, peersFrom(r), namespace, `spec.ingress[${i}]`, 'ingress', notes),
       );
     if (types.includes('Egress'))
       rules.egress = (spec?.egress ?? []).map((r, i) =>
@@ -83,6 +84,14 @@ export function readPolicy(policy: V1NetworkPolicy): PolicySpec | { error: strin
     if (err instanceof SelectorError) return { error: err.message };
     throw err;
   }
+}
+
+/**
+ * An ingress rule's `from`: the typed client names it `_from`, an informer's plain JSON
+ * object `from`.
+ */
+function peersFrom(rule: V1NetworkPolicyIngressRule): V1NetworkPolicyPeer[] | undefined {
+  return rule._from ?? (rule as { from?: V1NetworkPolicyPeer[] }).from;
 }
 
 function readRule(

@@ -116,6 +116,23 @@ export class PolicyIndex {
         }
   }
 
+  /** Whether any rule uses a named port (then the ACLs depend on the pods' container ports). */
+  get usesNamedPorts(): boolean {
+    return (
+      this.namedGroups.size > 0 ||
+      this.policies.some((p) =>
+        (p.rules.ingress ?? []).some((r) => r.ports.some((x) => typeof x.port === 'string')),
+      )
+    );
+  }
+
+  /** Whether any peer group selects namespaces by label (then namespace labels decide memberships). */
+  get selectsNamespaces(): boolean {
+    return [...this.groups.values(), ...[...this.namedGroups.values()].map((g) => g.group)].some(
+      (g) => 'selector' in g.namespaces,
+    );
+  }
+
   // ---- names
 
   allowAllAcl(direction: PolicyDirection): string {

@@ -87,6 +87,8 @@ export function coeKeysFor(
       return [...out];
     }
     case 'namespace':
+    case 'networkpolicy':
+      // Sodium's COE renderer enforced no policy (netvirt-features.md §3.2): not watched here.
       return [];
     case 'service': {
       const { obj, old } = change;
