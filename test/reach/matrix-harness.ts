@@ -11,16 +11,23 @@
  * holds, and the result must equal the step's truth tables, which are written by hand (`.`
  * delivered, `X` dropped; rows are the client, columns the server).
  *
- * How ODL gets programmed is the `Programmer`: today the translation through the watcher's
- * plans written into a fresh emulator (test/helpers/policy-writes.ts); once the watcher
- * reconciles NetworkPolicies, the watcher itself against the Kubernetes simulator.
+ * ODL is programmed by the `Programmer`: the watcher itself, with NetworkPolicy enforcement
+ * on, over the Kubernetes simulator; `reach` never looks at the watcher or at the policies.
  */
-import type { V1Namespace, V1NetworkPolicy, V1Node, V1Pod } from '@kubernetes/client-node';
+import {
+  NetworkingV1Api,
+  type V1Namespace,
+  type V1NetworkPolicy,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { analyseReach, parseProbe, type HoldingsIndex } from '../../src/netvirt/reach/index.js';
-import type { Profile, TranslateSettings } from '../../src/netvirt/index.js';
+import type { Profile } from '../../src/netvirt/index.js';
 import type { Dialect } from '../../src/restconf/path.js';
-import { policyDesired, policyWrites } from '../helpers/policy-writes.js';
-import { apply, readIndex, startWorld } from './testing.js';
+import { sleep } from '../../src/common/backoff.js';
+import { nodeInternalIp } from '../../src/netvirt/kube.js';
+import { createNode, startEnv, startTestWatcher, writeCount } from '../watcher/testing.js';
+import { readIndex } from './testing.js';
 
 export const NAMESPACES = ['x', 'y', 'z'] as const;
 export const POD_NAMES = ['a', 'b', 'c'] as const;
@@ -128,33 +135,95 @@ export interface Programmer {
   close(): Promise<void>;
 }
 
-/** The translation through the watcher's plans, written into a fresh emulator per step. */
-export function translationProgrammer(profile: Profile, dialect: Dialect): Programmer {
-  const settings: TranslateSettings = {
-    clusterName: 'matrix',
-    profile,
-    routeTarget: '64512:1',
-    segmentType: 'vxlan',
+/**
+ * The watcher, enforcing NetworkPolicy, over the Kubernetes simulator and the ODL emulator
+ * (Genius' binding filled in): each `program` makes the simulator hold the state (policies
+ * created, replaced or deleted; namespace and pod labels replaced), waits until the watcher is
+ * idle and ODL has had no write for a while, and reads ODL whole through the kinds table.
+ */
+export async function watcherProgrammer(profile: Profile, dialect: Dialect): Promise<Programmer> {
+  const env = await startEnv({ profile, dialect, emulator: { fillParentInterface: true } });
+  const net = env.kc.makeApiClient(NetworkingV1Api);
+  const initial = initialState();
+  const cluster = clusterOf(initial);
+  for (const node of cluster.nodes)
+    await createNode(env, node.metadata!.name!, nodeInternalIp(node)!, node.spec!.podCIDR!);
+  for (const ns of cluster.namespaces)
+    await env.core.createNamespace({
+      body: { metadata: { name: ns.metadata!.name!, labels: ns.metadata!.labels! } },
+    });
+  for (const pod of cluster.pods) {
+    const { uid: _, ...metadata } = pod.metadata!;
+    await env.core.createNamespacedPod({ namespace: metadata.namespace!, body: { ...pod, metadata } });
+  }
+  const watcher = await startTestWatcher(env, { networkPolicyEnforcement: 'on' });
+  await watcher.ready();
+  const applied = {
+    policies: new Map<string, string>(),
+    namespaces: new Map<string, string>(),
+    pods: new Map<string, string>(),
   };
+  for (const ns of NAMESPACES) applied.namespaces.set(ns, JSON.stringify(initial.namespaceLabels.get(ns)));
+  for (const p of PODS) applied.pods.set(p, JSON.stringify(initial.podLabels.get(p)));
+  const world = { profile, emulator: env.emu, odl: env.odl, close: async () => undefined };
+
+  async function settle(): Promise<void> {
+    // idle() alone can answer before the informers have delivered the change: ODL quiet too.
+    let last = -1;
+    for (;;) {
+      await watcher.idle();
+      const writes = writeCount(env);
+      if (writes === last) return;
+      last = writes;
+      await sleep(500);
+    }
+  }
+
   return {
     async program(s) {
-      const cluster = clusterOf(s);
-      const view = {
-        ...cluster,
-        services: [],
-        routeDistinguishers: new Map(NAMESPACES.map((ns, i) => [ns, `64512:${i + 1}`])),
-        nodeSubnets: new Map(Object.entries(SUBNETS)),
-      };
-      const world = await startWorld(profile, dialect, { fillParentInterface: true });
-      try {
-        for (const op of policyWrites(settings, policyDesired(view, [...s.policies.values()], settings)))
-          await apply(world, op);
-        return await readIndex(world);
-      } finally {
-        await world.close();
+      for (const [key, p] of s.policies) {
+        const spec = JSON.stringify(p.spec);
+        if (applied.policies.get(key) === spec) continue;
+        const namespace = p.metadata!.namespace!;
+        const body: V1NetworkPolicy = { metadata: { name: p.metadata!.name!, namespace }, spec: p.spec! };
+        if (applied.policies.has(key))
+          await net.replaceNamespacedNetworkPolicy({ name: p.metadata!.name!, namespace, body });
+        else await net.createNamespacedNetworkPolicy({ namespace, body });
+        applied.policies.set(key, spec);
       }
+      for (const key of [...applied.policies.keys()])
+        if (!s.policies.has(key)) {
+          const [namespace, name] = key.split('/') as [string, string];
+          await net.deleteNamespacedNetworkPolicy({ name, namespace });
+          applied.policies.delete(key);
+        }
+      for (const [ns, labels] of s.namespaceLabels) {
+        if (applied.namespaces.get(ns) === JSON.stringify(labels)) continue;
+        const current = await env.core.readNamespace({ name: ns });
+        await env.core.replaceNamespace({
+          name: ns,
+          body: { ...current, metadata: { ...current.metadata, labels } },
+        });
+        applied.namespaces.set(ns, JSON.stringify(labels));
+      }
+      for (const [ref, labels] of s.podLabels) {
+        if (applied.pods.get(ref) === JSON.stringify(labels)) continue;
+        const [namespace, name] = ref.split('/') as [string, string];
+        const current = await env.core.readNamespacedPod({ name, namespace });
+        await env.core.replaceNamespacedPod({
+          name,
+          namespace,
+          body: { ...current, metadata: { ...current.metadata, labels } },
+        });
+        applied.pods.set(ref, JSON.stringify(labels));
+      }
+      await settle();
+      return readIndex(world);
     },
-    async close() {},
+    async close() {
+      await watcher.close();
+      await env.close();
+    },
   };
 }
 

@@ -1,14 +1,22 @@
 /**
  * The policy matrix (matrix-harness.ts, matrix-cases.ts): after every step of every case,
  * what `reach` computes from ODL for each of the 81 probes of each port equals the
- * hand-written truth table. ODL is programmed by the NetworkPolicy translation through the
- * watcher's plans (see the harness header for when the watcher itself takes over).
+ * hand-written truth table. ODL is programmed by the watcher (NetworkPolicy enforcement on)
+ * from the Kubernetes simulator; one watcher per profile runs through every case, so each
+ * case's first step also undoes the previous case (policies deleted, labels put back).
  */
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { PROFILES_AND_DIALECTS } from '../helpers/policy-writes.js';
 import { CASES } from './matrix-cases.js';
-import { formatTable, initialState, parseTable, probeAll, translationProgrammer } from './matrix-harness.js';
+import {
+  formatTable,
+  initialState,
+  parseTable,
+  probeAll,
+  watcherProgrammer,
+  type Programmer,
+} from './matrix-harness.js';
 
 describe('the truth tables themselves', () => {
   it('every table parses: 9 rows of 9 cells, in pod order, loopback always open', () => {
@@ -25,8 +33,11 @@ describe('the truth tables themselves', () => {
 
 for (const [profile, dialect] of PROFILES_AND_DIALECTS) {
   describe(`policy matrix (${profile}): reach from the ODL config equals the truth tables`, () => {
-    const programmer = translationProgrammer(profile, dialect);
-    after(() => programmer.close());
+    let programmer: Programmer;
+    before(async () => {
+      programmer = await watcherProgrammer(profile, dialect);
+    });
+    after(() => programmer?.close());
     for (const c of CASES)
       it(c.name, async () => {
         const state = initialState();
