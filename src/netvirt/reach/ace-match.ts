@@ -96,7 +96,7 @@ function remoteGroupMatch(
   if (hit)
     return { matches: true, note: `${far} is an allowed address of ${hit.interface}, a member of ${group}` };
   return no(
-    `${far} is no allowed-address-pair of the ${members.length} port(s) with port security on in remote group ${group}`,
+    `${far} is no allowed-address-pair of the ${new Set(members.map((m) => m.interface)).size} port(s) with port security on in remote group ${group}`,
   );
 }
 
