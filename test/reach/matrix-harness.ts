@@ -26,7 +26,7 @@ import type { Profile } from '../../src/netvirt/index.js';
 import type { Dialect } from '../../src/restconf/path.js';
 import { sleep } from '../../src/common/backoff.js';
 import { nodeInternalIp } from '../../src/netvirt/kube.js';
-import { createNode, startEnv, startTestWatcher, writeCount } from '../watcher/testing.js';
+import { createNode, startEnv, startTestWatcher, writeCount, type Env } from '../watcher/testing.js';
 import { readIndex } from './testing.js';
 
 export const NAMESPACES = ['x', 'y', 'z'] as const;
@@ -135,13 +135,20 @@ export interface Programmer {
   close(): Promise<void>;
 }
 
+/** The watcher's programmer, with the world it runs in (for tests that break ODL by hand). */
+export interface WatcherProgrammer extends Programmer {
+  env: Env;
+  /** Stops the watcher (ODL stays as it wrote it, and is no longer repaired). */
+  stopWatcher(): Promise<void>;
+}
+
 /**
  * The watcher, enforcing NetworkPolicy, over the Kubernetes simulator and the ODL emulator
  * (Genius' binding filled in): each `program` makes the simulator hold the state (policies
  * created, replaced or deleted; namespace and pod labels replaced), waits until the watcher is
  * idle and ODL has had no write for a while, and reads ODL whole through the kinds table.
  */
-export async function watcherProgrammer(profile: Profile, dialect: Dialect): Promise<Programmer> {
+export async function watcherProgrammer(profile: Profile, dialect: Dialect): Promise<WatcherProgrammer> {
   const env = await startEnv({ profile, dialect, emulator: { fillParentInterface: true } });
   const net = env.kc.makeApiClient(NetworkingV1Api);
   const initial = initialState();
@@ -220,6 +227,8 @@ export async function watcherProgrammer(profile: Profile, dialect: Dialect): Pro
       await settle();
       return readIndex(world);
     },
+    env,
+    stopWatcher: () => watcher.close(),
     async close() {
       await watcher.close();
       await env.close();
