@@ -330,6 +330,8 @@ async function startBenchWatcher(
     subnetSource: 'podCIDR',
     resyncPeriodMs: 0,
     workers: mode === 'batched' ? o.batchedWorkers : o.workers,
+    // Policies have their own benchmark (policies.ts): these figures stay comparable.
+    networkPolicyEnforcement: 'off',
   };
   const watcher = await startWatcher({
     settings,

@@ -17,6 +17,7 @@ import {
 } from '../netvirt/keys.js';
 import { networkSubnets, nodeOfNetwork } from '../netvirt/node-network.js';
 import type { DhcpNetwork } from '../netvirt/dhcp.js';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Acl } from '../netvirt/acl.js';
 import type { Interface } from '../netvirt/interfaces.js';
 import type { KindTable } from '../netvirt/kind.js';
@@ -41,6 +42,9 @@ import { factOf, type KeyPlan } from '../netvirt/plan.js';
 import type { WriteGuard } from './reconcile.js';
 import { subnetHoldsAddress } from './subnet-allocator.js';
 import { gatewayVpnRouteDistinguishers } from '../netvirt/gateway.js';
+
+const labelsChanged = (obj: KubernetesObject, old: KubernetesObject | undefined) =>
+  !old || JSON.stringify(obj.metadata?.labels ?? {}) !== JSON.stringify(old.metadata?.labels ?? {});
 
 export class NetvirtBackend extends OdlBackend {
   readonly name = 'netvirt';
@@ -108,7 +112,11 @@ export class NetvirtBackend extends OdlBackend {
   }
 
   keysFor(change: ClusterChange): string[] {
-    if (change.kind === 'networkpolicy') this.policies?.changed();
+    if (
+      change.kind === 'networkpolicy' ||
+      (change.kind === 'namespace' && labelsChanged(change.obj, change.old))
+    )
+      this.policies?.changed();
     const keys = netvirtKeysFor(change, this.lookup);
     if (this.policyLookup) keys.push(...policyKeysFor(change, this.policyLookup));
     if (!this.gateways) return keys;

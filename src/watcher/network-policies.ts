@@ -1,7 +1,8 @@
 /**
  * The watcher's side of NetworkPolicy enforcement: whether it is on (`networkPolicy.enforcement`
- * against what ODL serves), the policy index over the NetworkPolicy informer's objects (made
- * again only after a policy changed: namespace labels are read live), and the reports about
+ * against what ODL serves), the policy index over the NetworkPolicy informer's objects and the
+ * namespaces' labels (made again after either changed: it remembers each pod's bindings), and
+ * the reports about
  * policies NetVirt cannot express exactly (a Warning Event on the policy and a metric, once
  * per distinct report).
  */
@@ -36,7 +37,7 @@ export class NetworkPolicies {
     return new NetworkPolicies(ctx);
   }
 
-  /** A policy changed: the index is made again when next needed. */
+  /** A policy or a namespace's labels changed: the index is made again when next needed. */
   changed(): void {
     this.cached = undefined;
   }

@@ -199,8 +199,21 @@ export class PolicyIndex {
     return out;
   }
 
+  /**
+   * A pod's bindings, by pod object: a pod key may be reconciled many times while the ACLs it
+   * awaits appear, and an index lives only as long as the policies and namespace labels it
+   * was made from (the watcher makes a new one when they change), as does a pod object.
+   */
+  private readonly bound = new WeakMap<V1Pod, string[]>();
+
   /** The ACLs a pod is bound to, in a fixed order. */
   securityGroupsOf(pod: V1Pod): string[] {
+    let groups = this.bound.get(pod);
+    if (!groups) this.bound.set(pod, (groups = this.bindingsOf(pod)));
+    return [...groups];
+  }
+
+  private bindingsOf(pod: V1Pod): string[] {
     const out: string[] = [];
     const isolated = new Set<PolicyDirection>();
     for (const p of this.policies) {
