@@ -1,5 +1,5 @@
 /**
- * The odlcoectl command line: global flags, the five commands, output format and exit codes.
+ * The odlcoectl command line: global flags, the commands, output format and exit codes.
  * `runCli` is the whole program minus `process` (tests run it in-process as well as through
  * main.ts as a child process).
  */
@@ -9,6 +9,7 @@ import { ConfigError } from '../common/config-file.js';
 import { createLogger, errorMessage } from '../common/log.js';
 import { NameError } from '../common/name-error.js';
 import { ModelValidationError } from '../netvirt/errors.js';
+import { ReachQueryError } from '../netvirt/reach/index.js';
 import { ownerContextOf } from '../netvirt/translate-settings.js';
 import { validateBridgeName } from '../ovs/names.js';
 import { ovsdbSocketPath } from '../ovs/ovs.js';
@@ -44,6 +45,7 @@ import {
 } from './networks.js';
 import { buildSubnets, renderSubnets } from './subnets.js';
 import { parsePodRef, renderTrace, runTrace } from './trace/index.js';
+import { renderReach, runReach } from './reach.js';
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -178,7 +180,7 @@ function addNetworkCommands(
 function exitCodeOf(err: unknown): ExitCode {
   if (err instanceof CliError) return err.exitCode;
   if (err instanceof ConfigError || err instanceof NameError) return EXIT.usage;
-  if (err instanceof ModelValidationError) return EXIT.usage;
+  if (err instanceof ModelValidationError || err instanceof ReachQueryError) return EXIT.usage;
   // A told profile ODL contradicts, or an ODL without NetVirt: nothing to look at.
   if (err instanceof OdlModelsError) return EXIT.usage;
   return EXIT.unavailable;
@@ -284,6 +286,32 @@ export async function runCli(argv: readonly string[], io: CliIo, options: CliOpt
           ...(dbSocket !== undefined ? { dbSocket } : {}),
         });
         emit(io, settings, report, renderTrace);
+        return { exitCode };
+      });
+    });
+
+  program
+    .command('reach')
+    .description(
+      'would NetVirt deliver a packet from one pod to another pod or an IP: the ODL objects it passes, and which one drops it (reads ODL; Kubernetes only for the pods)',
+    )
+    .argument('<from>', 'the source pod, <namespace>/<pod>')
+    .argument(
+      '<to>',
+      'the destination: a pod (<namespace>/<pod>) or an IP address (a Service IP, a node, ...)',
+    )
+    .option('--port <port>', '<port>/<tcp|udp|sctp> (default: an ICMP echo request)')
+    .action(async (from: string, to: string, opts: { port?: string }, cmd: Command) => {
+      const config = settingsOf(cmd);
+      const kube = connectKube(config);
+      outcome = await withOdl(io, config, async (client, settings) => {
+        const { report, exitCode } = await runReach(
+          { from, to, port: opts.port },
+          readerOf(client, settings),
+          kube,
+          settings.timeoutMs,
+        );
+        emit(io, settings, report, renderReach);
         return { exitCode };
       });
     });

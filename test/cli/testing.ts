@@ -20,7 +20,7 @@ import {
 } from '@kubernetes/client-node';
 import { runCli } from '../../src/cli/program.js';
 import { silentLogger } from '../../src/common/log.js';
-import { startEmulator, type Emulator } from '../../src/emulator/server.js';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.js';
 import { startKubeSim, type KubeSim } from '../../src/kubesim/server.js';
 import {
   allocateRouteDistinguishers,
@@ -82,9 +82,13 @@ export interface CliHarness {
   close(): Promise<void>;
 }
 
-export async function startHarness(profile: Profile, dialect: Dialect): Promise<CliHarness> {
+export async function startHarness(
+  profile: Profile,
+  dialect: Dialect,
+  emulatorOptions: Pick<EmulatorOptions, 'fillParentInterface'> = {},
+): Promise<CliHarness> {
   const dir = await mkdtemp(join(tmpdir(), 'odlcoectl-'));
-  const emulator = await startEmulator({ port: 0, profile, logger: silentLogger() });
+  const emulator = await startEmulator({ port: 0, profile, logger: silentLogger(), ...emulatorOptions });
   const sim = await startKubeSim({ port: 0 });
   const kubeconfig = join(dir, 'kubeconfig');
   sim.writeKubeconfig(kubeconfig);
