@@ -99,19 +99,17 @@ export function newContainerId(): string {
 
 /** CNI_ARGS exactly as containerd's CRI plugin builds them for a pod sandbox. */
 export function kubeletCniArgs(pod: PodRef, containerId: string): string {
-  return [
-    'IgnoreUnknown=1',
-    `K8S_POD_NAMESPACE=${pod.namespace}`,
-    `K8S_POD_NAME=${pod.name}`,
-    `K8S_POD_INFRA_CONTAINER_ID=${containerId}`,
-    `K8S_POD_UID=${pod.uid}`,
-  ].join(';');
+  return podCniArgs(pod, containerId, '1');
 }
 
 /** CNI_ARGS as Multus builds them for a delegate (`IgnoreUnknown=true`, the pod's K8S_* args). */
 export function multusCniArgs(pod: PodRef, containerId: string): string {
+  return podCniArgs(pod, containerId, 'true');
+}
+
+function podCniArgs(pod: PodRef, containerId: string, ignoreUnknown: '1' | 'true'): string {
   return [
-    'IgnoreUnknown=true',
+    `IgnoreUnknown=${ignoreUnknown}`,
     `K8S_POD_NAMESPACE=${pod.namespace}`,
     `K8S_POD_NAME=${pod.name}`,
     `K8S_POD_INFRA_CONTAINER_ID=${containerId}`,
