@@ -12,6 +12,8 @@
  *  4. give the pod end the record's MAC, addresses and routes (`pod_config`): the default route
  *     only where the record has one (`default-route`);
  *  5. add the OVS port with iface-id = the record's interface name (`ovs_add_port`, `ovs_attach`);
+ *     with `odl.operWait` on, then wait until ODL reports that interface operational
+ *     (`odl_oper_wait`, as for eth0: src/agent/odl-oper-wait.ts);
  *  6. on any failure undo every step taken, newest first (`rollback`).
  * DEL and CHECK are the pod's own (pod-attach.ts) without the host-local lease; nothing here
  * ever touches eth0 or another attachment.
@@ -29,6 +31,7 @@ import {
 import { EXTERNAL_ID } from '../ovs/external-ids.js';
 import type { Ovs } from '../ovs/ovs.js';
 import type { AttachmentRecordWaiter } from './attachment-record.js';
+import type { OdlOperWait } from './odl-oper-wait.js';
 import type { PodChecksumOffload } from './checksum-offload.js';
 import { CNI_ERROR, CniError } from './cni/error.js';
 import type { CniRequest, ExtraInterfaceConfig } from './cni/request.js';
@@ -71,6 +74,8 @@ export interface ExtraInterfaceOptions {
   removeReplaced(ifaceId: string, pod: PodRef, containerId: string): Promise<void>;
   /** Deletes the OVS port `portName` if it is `containerId`'s. */
   deleteOwnPort(portName: string, containerId: string): Promise<unknown>;
+  /** Holds the ADD until ODL reports the interface operational (absent or `off`: no wait). */
+  operWait?: Pick<OdlOperWait, 'mode' | 'wait'>;
 }
 
 /**
@@ -249,6 +254,13 @@ export class ExtraInterfaceAttacher {
         });
       undo.push('delete OVS port', () => this.options.deleteOwnPort(portName, containerId));
       step();
+      const operWait = this.options.operWait;
+      if (operWait && operWait.mode !== 'off') {
+        // As for eth0: the last step, the port exists so Genius can bind it; wait-and-fail at the
+        // timeout (or the request's deadline) undoes the ADD like any other failure.
+        await timer.time('odl_oper_wait', () => operWait.wait(record.interfaceName, signal));
+        step();
+      }
       logger.info('extra interface wired', {
         pod: `${pod.namespace}/${pod.name}`,
         ifName,

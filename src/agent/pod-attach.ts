@@ -162,6 +162,7 @@ export class PodAttacher {
           removeReplaced: (ifaceId, pod, containerId) =>
             this.removeReplacedAttachments(ifaceId, pod, containerId),
           deleteOwnPort: (portName, containerId) => this.deleteOwnPort(portName, containerId),
+          ...(options.operWait ? { operWait: options.operWait } : {}),
         })
       : undefined;
   }

@@ -3,6 +3,12 @@ import { after, before, describe, it } from 'node:test';
 import { keptLogger } from '../helpers/kept-logger.js';
 import { hostVethName } from '../../src/agent/names.js';
 import { linkExists } from '../../src/agent/netns.js';
+import {
+  ATTACHMENTS_ANNOTATION,
+  formatAttachments,
+  type AttachmentRecord,
+} from '../../src/netvirt/attachments.js';
+import { podMac } from '../../src/netvirt/names.js';
 import { Ovs } from '../../src/ovs/ovs.js';
 import { createNetns, skipUnlessRoot, type TestNetns } from '../helpers/netns.js';
 import { waitFor } from '../helpers/wait.js';
@@ -23,6 +29,38 @@ async function putPodInterface(odlUrl: string, name: string): Promise<void> {
     }),
   });
   assert.ok([200, 201, 204].includes(res.status), `PUT interface ${name}: ${res.status}`);
+}
+
+/** The watcher's record of a pod's extra interface `net1` (odlcoe.io/attachments). */
+async function writeNet1Record(
+  node: TestNode,
+  pod: string,
+  interfaceName: string,
+  ip: string,
+): Promise<void> {
+  const record: AttachmentRecord = {
+    network: 'default/blue',
+    interfaceName,
+    ips: [`${ip}/24`],
+    mac: podMac(ip),
+    routes: [],
+  };
+  await node.kube.request('PATCH', `/api/v1/namespaces/default/pods/${pod}`, {
+    body: {
+      metadata: { annotations: { [ATTACHMENTS_ANNOTATION]: formatAttachments(new Map([['net1', record]])) } },
+    },
+    contentType: 'application/merge-patch+json',
+  });
+}
+
+/** The shim called as Multus delegates an extra interface `net1` of an odlcoe NAD. */
+function addNet1(node: TestNode, cid: string, ns: TestNetns, pod: string, uid: string) {
+  const nad = { cniVersion: '1.0.0', name: 'blue', type: 'odlcoe', socket: node.config.cni.socket };
+  return execShim(
+    node.shim,
+    { ...cniEnv('ADD', cid, ns.path, { name: pod, uid }), CNI_IFNAME: 'net1' },
+    JSON.stringify(nad),
+  );
 }
 
 async function operStatus(odlUrl: string, name: string): Promise<string | undefined> {
@@ -91,6 +129,29 @@ describe('CNI ADD waiting for ODL to see the port (odl.operWait)', { skip, timeo
       const steps = log.events.find((e) => e.message === 'ADD steps (ms)' && e.containerId === 'cid-w');
       assert.equal(typeof steps?.odl_oper_wait, 'number', 'the wait is a step of the ADD');
     });
+
+    it('an extra interface (Multus) waits for its own interface, the record’s name', async () => {
+      const ns = await netns();
+      const uid = await node.createPod('pod-x');
+      const name = 'default:pod-x@net1';
+      await writeNet1Record(node, 'pod-x', name, '10.60.0.5');
+      let answered = false;
+      const adding = addNet1(node, 'cid-x', ns, 'pod-x', uid).finally(() => {
+        answered = true;
+      });
+      const port = hostVethName('cid-x', 'net1');
+      await waitFor(async () => ((await ovs.getPort(port))?.ofport ?? 0) > 0, {
+        timeoutMs: 30_000,
+        what: 'the extra interface’s port to be attached',
+      });
+      assert.equal(answered, false, 'the ADD waits while ODL has no interface');
+      await putPodInterface(node.odl.url, name);
+      const out = await adding;
+      assert.equal(out.code, 0, out.stdout + out.stderr);
+      assert.equal(await operStatus(node.odl.url, name), 'up', 'answered after ODL published');
+      const steps = log.events.find((e) => e.message === 'ADD steps (ms)' && e.containerId === 'cid-x');
+      assert.equal(typeof steps?.odl_oper_wait, 'number', JSON.stringify(steps));
+    });
   });
 
   describe('with an ODL that never publishes the interface', () => {
@@ -132,6 +193,23 @@ describe('CNI ADD waiting for ODL to see the port (odl.operWait)', { skip, timeo
       assert.equal(await ovs.getPort(port), undefined, 'no OVS port');
       assert.equal(await linkExists(port), false, 'no veth');
       assert.deepEqual(await leaseIps(node), [], 'no lease');
+      await node.stopAgent();
+    });
+
+    it('wait-and-fail: an extra interface ODL never reports fails with code 105 and leaves nothing', async () => {
+      node.config.odl.operWait = 'wait-and-fail';
+      await node.startAgent();
+      const ns = await netns();
+      const uid = await node.createPod('pod-xf');
+      await writeNet1Record(node, 'pod-xf', 'default:pod-xf@net1', '10.60.0.6');
+      const out = await addNet1(node, 'cid-xf', ns, 'pod-xf', uid);
+      assert.equal(out.code, 1, out.stdout + out.stderr);
+      const error = out.json as { code: number; msg: string };
+      assert.equal(error.code, 105, out.stdout);
+      assert.match(error.msg, /default:pod-xf@net1/);
+      const port = hostVethName('cid-xf', 'net1');
+      assert.equal(await ovs.getPort(port), undefined, 'no OVS port');
+      assert.equal(await linkExists(port), false, 'no veth');
       await node.stopAgent();
     });
 
