@@ -91,7 +91,7 @@ export class KubeEventRecorder implements EventRecorder {
     const timestamp = new Date(this.now()).toISOString().replace(/\.\d+Z$/, 'Z');
     const path = `/api/v1/namespaces/${encodeURIComponent(entry.namespace)}/events`;
     const involvedObject = {
-      apiVersion: object.apiVersion ?? (object.kind === 'NetworkPolicy' ? 'networking.k8s.io/v1' : 'v1'),
+      apiVersion: object.apiVersion ?? 'v1',
       kind: object.kind,
       name: object.name,
       ...(object.namespace ? { namespace: object.namespace } : {}),

@@ -108,7 +108,13 @@ export function planNetworkPolicy(
     if (messages)
       facts.push({
         fact: 'policy-approximated',
-        policy: { kind: 'NetworkPolicy', namespace: p.namespace, name: p.name, uid: p.uid },
+        policy: {
+          kind: 'NetworkPolicy',
+          apiVersion: 'networking.k8s.io/v1',
+          namespace: p.namespace,
+          name: p.name,
+          uid: p.uid,
+        },
         messages,
       });
   }

@@ -77,6 +77,7 @@ export class NetworkPolicies {
     this.ctx.events.warning(
       {
         kind: 'NetworkPolicy',
+        apiVersion: 'networking.k8s.io/v1',
         name: m.name ?? '',
         namespace: m.namespace ?? '',
         ...(m.uid ? { uid: m.uid } : {}),
