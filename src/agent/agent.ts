@@ -44,7 +44,7 @@ import { setupNodeOvs } from './node-setup.js';
 import { NodeGateway } from './node-gateway.js';
 import { fetchNodeSubnet, type FoundNodeSubnet } from './node-subnet.js';
 import { PodAttacher, type IpamState } from './pod-attach.js';
-import { defaultRoute, parsePodSubnet, type PodSubnet } from './pod-subnet.js';
+import { parsePodSubnet, podRoutes, type PodSubnet } from './pod-subnet.js';
 import { reconcileNodeAttachments } from './reconcile.js';
 
 export interface AgentDeps {
@@ -535,6 +535,11 @@ export class Agent {
     return this.gateway.sync(this.state.subnetConfirmed ? this.ipam?.subnet.cidr : undefined);
   }
 
+  /** The routes of this node's pods: one rule for the conflist and the IPAM the agent runs. */
+  private podRoutes(subnet: PodSubnet): { dst: string }[] {
+    return podRoutes(subnet, this.config.services.clusterCidrs, this.config.services.cidrs);
+  }
+
   private useSubnet(subnet: PodSubnet): void {
     this.ipam = {
       subnet,
@@ -543,7 +548,7 @@ export class Agent {
         dataDir: this.config.ipam.dataDir,
         networkName: this.config.cni.networkName,
         range: ipamRange(subnet),
-        routes: [{ dst: defaultRoute(subnet) }],
+        routes: this.podRoutes(subnet),
       }),
     };
     this.subnetKnown.open();
@@ -557,6 +562,7 @@ export class Agent {
       socketPath: this.config.cni.socket,
       mtu: this.config.cni.mtu,
       subnet: this.ipam.subnet,
+      routes: this.podRoutes(this.ipam.subnet),
       ipamDataDir: this.config.ipam.dataDir,
       pendingDelDir: this.config.cni.pendingDelDir,
       ...(this.config.cni.logFile ? { logFile: this.config.cni.logFile } : {}),

@@ -12,14 +12,14 @@ import {
 } from './node-gateway.js';
 
 describe('gatewayRoutes', () => {
-  it('routes the cluster and Service ranges of the subnet’s family, not the node subnet itself', () => {
+  it('routes the node subnet (its pods are not on-link), the cluster and the Service ranges of the subnet’s family', () => {
     assert.deepEqual(
       gatewayRoutes(
         '10.11.1.0/24',
         ['10.11.0.0/16', '10.11.1.0/24', 'fd00::/48'],
         ['10.96.0.0/12', '10.11.0.0/16'],
       ),
-      ['10.11.0.0/16', '10.96.0.0/12'],
+      ['10.11.0.0/16', '10.11.1.0/24', '10.96.0.0/12'],
     );
   });
 });
@@ -48,26 +48,47 @@ describe('gatewayPort', () => {
 
 describe('gatewayHostRepairs', () => {
   const port = gatewayPort('n1', '10.11.1.0/24');
-  const spec = { port, mtu: 1450, routes: ['10.96.0.0/12'] };
+  const spec = { port, mtu: 1450, routes: ['10.11.1.0/24', '10.96.0.0/12'] };
 
-  it('asks for nothing when the device is as it must be (no churn)', () => {
-    const state = parseHostState(
+  /** The device up with the right MAC and MTU, holding 10.11.1.2/`prefixlen`, with these routes. */
+  const upWith = (prefixlen: number, routes: object[]) =>
+    parseHostState(
       JSON.stringify([
         {
           ifname: port.name,
           flags: ['BROADCAST', 'UP'],
           mtu: 1450,
           address: '0a:58:0a:0b:01:02',
-          addr_info: [{ family: 'inet', local: '10.11.1.2', prefixlen: 24 }],
+          addr_info: [{ family: 'inet', local: '10.11.1.2', prefixlen }],
         },
       ]),
-      JSON.stringify([
-        { dst: '10.11.1.0/24', protocol: 'kernel', scope: 'link' },
-        { dst: '10.96.0.0/12', gateway: '10.11.1.1' },
-      ]),
+      JSON.stringify(routes),
       4,
     );
+
+  it('asks for nothing when the device is as it must be (no churn)', () => {
+    const state = upWith(32, [
+      { dst: '10.11.1.1', protocol: 'boot', scope: 'link' },
+      { dst: '10.11.1.0/24', gateway: '10.11.1.1' },
+      { dst: '10.96.0.0/12', gateway: '10.11.1.1' },
+    ]);
     assert.deepEqual(gatewayHostRepairs(spec, state), []);
+  });
+
+  it('turns the on-link gateway of an older agent into the routed one: the subnet-prefix address goes first', () => {
+    const state = upWith(24, [
+      { dst: '10.11.1.0/24', protocol: 'kernel', scope: 'link' },
+      { dst: '10.96.0.0/12', gateway: '10.11.1.1' },
+    ]);
+    assert.deepEqual(
+      gatewayHostRepairs(spec, state).map((r) => r.command.join(' ')),
+      [
+        `address replace 10.11.1.2/32 dev ${port.name}`,
+        `address del 10.11.1.2/24 dev ${port.name}`,
+        `route replace 10.11.1.1/32 dev ${port.name}`,
+        `route replace 10.11.1.0/24 via 10.11.1.1 dev ${port.name}`,
+      ],
+    );
   });
 
   it('names every missing piece of a re-created device, in the order ip must apply them', () => {
@@ -81,7 +102,9 @@ describe('gatewayHostRepairs', () => {
       [
         `link set dev ${port.name} mtu 1450`,
         `link set dev ${port.name} up`,
-        `address replace 10.11.1.2/24 dev ${port.name}`,
+        `address replace 10.11.1.2/32 dev ${port.name}`,
+        `route replace 10.11.1.1/32 dev ${port.name}`,
+        `route replace 10.11.1.0/24 via 10.11.1.1 dev ${port.name}`,
         `route replace 10.96.0.0/12 via 10.11.1.1 dev ${port.name}`,
       ],
     );

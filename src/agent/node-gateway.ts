@@ -6,10 +6,12 @@
  * One OVS internal port on the integration bridge (src/ovs/node-gateway.ts: name, iface-id,
  * attached-mac), with the MAC and MTU in its Interface row so that ovs-vswitchd gives them to
  * the device whenever it (re)creates it; in the agent's network namespace (the node's, under
- * `hostNetwork`) the device is up, carries the node subnet's second address with the subnet's
- * prefix (the node's own pods are on-link, as the gateway address is for them), and routes
- * the cluster ranges and the Service ranges via the subnet's first address, the pods' gateway
- * that NetVirt answers ARP for. On a datapath that needs it the device's TX checksum offload is
+ * `hostNetwork`) the device is up, carries the node subnet's second address alone (`/32`,
+ * `/128`), has the subnet's first address, the pods' gateway that NetVirt answers ARP for,
+ * on-link, and routes the node subnet, the cluster ranges and the Service ranges via it. The
+ * node's pods are routed, not on-link: the gateway port is in an ELAN of its own, and NetVirt
+ * answers no ARP for a pod's address, so an on-link pod would never be reached (kubelet's
+ * probes included); the pods hold their address alone for the same reason (pod-attach.ts). On a datapath that needs it the device's TX checksum offload is
  * turned off, as pod interfaces' is (src/ovs/datapath.ts).
  *
  * `sync()` makes all of that true and changes only what is missing, so it runs at start-up and
@@ -33,6 +35,7 @@ import {
   SERVICE_GATEWAY_ID,
 } from '../ovs/node-gateway.js';
 import type { Ovs, OvsPort } from '../ovs/ovs.js';
+import { podNetworkPrefixes } from './pod-subnet.js';
 import { turnTxChecksumOffloadOff, txChecksumOffload } from '../ovs/pod-interface.js';
 import { gatewayIfaceId, marksServiceGateway, type IfaceNaming } from './iface-id.js';
 import type { AgentMetrics } from './metrics.js';
@@ -110,26 +113,12 @@ export interface GatewayRepair {
   missing: string;
 }
 
-/**
- * The prefixes the node routes through its gateway: the cluster ranges and the Service
- * ranges of the subnet's family (the pod network is routed by one family), canonical, without
- * duplicates and without the node subnet itself, which the gateway's address makes on-link.
- */
-export function gatewayRoutes(
-  subnet: string,
-  clusterCidrs: readonly string[],
-  serviceCidrs: readonly string[],
-): string[] {
-  const own = parseCidr(subnet);
-  const out = new Set<string>();
-  for (const cidr of [...clusterCidrs, ...serviceCidrs]) {
-    const { family, network, prefixLength } = parseCidr(cidr);
-    const canonical = `${network}/${prefixLength}`;
-    if (family !== own.family || canonical === `${own.network}/${own.prefixLength}`) continue;
-    out.add(canonical);
-  }
-  return [...out].sort();
-}
+/** The prefixes the node routes through its gateway: the pod network (pod-subnet.ts). */
+export const gatewayRoutes = podNetworkPrefixes;
+
+/** The gateway port's address alone: `/32`, or `/128` for IPv6. */
+export const gatewayHostAddress = (port: GatewayPort): string =>
+  `${port.address}/${port.family === 4 ? 32 : 128}`;
 
 /** What is missing of the host side, as `ip -batch` lines, in the order they must run. */
 export function gatewayHostRepairs(spec: GatewayHostSpec, state: GatewayHostState): GatewayRepair[] {
@@ -151,12 +140,28 @@ export function gatewayHostRepairs(spec: GatewayHostSpec, state: GatewayHostStat
       missing: `MTU ${spec.mtu} (has ${link.mtu})`,
     });
   if (!link.up) out.push({ what: 'link', command: ['link', 'set', 'dev', dev, 'up'], missing: 'link up' });
-  const address = `${port.address}/${port.prefixLength}`;
+  const address = gatewayHostAddress(port);
   if (!link.addresses.includes(address))
     out.push({
       what: 'address',
       command: ['address', 'replace', address, 'dev', dev],
       missing: `address ${address}`,
+    });
+  // The address with the subnet's prefix, as agents before the routed gateway gave it, would
+  // keep the node's pods on-link: it goes (its prefix route with it).
+  for (const held of link.addresses)
+    if (held !== address && held.split('/')[0] === port.address)
+      out.push({
+        what: 'address',
+        command: ['address', 'del', held, 'dev', dev],
+        missing: `no address ${held} (the pods are routed, not on-link)`,
+      });
+  const nextHop = `${port.podGateway}/${port.family === 4 ? 32 : 128}`;
+  if (!state.routes.has(nextHop) || state.routes.get(nextHop) !== undefined)
+    out.push({
+      what: 'route',
+      command: [...(port.family === 6 ? ['-6'] : []), 'route', 'replace', nextHop, 'dev', dev],
+      missing: `route ${nextHop} on-link`,
     });
   for (const dst of spec.routes) {
     if (state.routes.get(dst) === port.podGateway) continue;

@@ -52,11 +52,26 @@ describe('podAddressing', () => {
   it('gives the pod the MAC and gateway the watcher writes into ODL, and a default route via it', () => {
     const out = podAddressing({ ips: [{ address: '10.11.1.7' }], routes: [] }, subnet);
     assert.equal(out.mac, podMac('10.11.1.7'));
-    assert.deepEqual(out.ips, [{ address: '10.11.1.7/24', gateway: gatewayIp(SUBNET) }]);
-    assert.deepEqual(out.routes, [{ dst: '0.0.0.0/0', gw: gatewayIp(SUBNET) }]);
+    assert.deepEqual(out.ips, [{ address: '10.11.1.7/32', gateway: gatewayIp(SUBNET) }]);
+    assert.deepEqual(out.routes, [
+      { dst: `${gatewayIp(SUBNET)}/32` },
+      { dst: '0.0.0.0/0', gw: gatewayIp(SUBNET) },
+    ]);
   });
 
-  it('keeps what host-local says: prefix, gateway and routes; the MAC follows the first address', () => {
+  it('holds the address alone, so no other pod of the node subnet is on-link (NetVirt answers ARP for the gateway only)', () => {
+    const out = podAddressing({ ips: [{ address: '10.11.1.7/24' }], routes: [] }, subnet);
+    assert.deepEqual(
+      out.ips.map((ip) => ip.address),
+      ['10.11.1.7/32'],
+    );
+    assert.ok(
+      !out.routes.some((r) => r.dst === SUBNET),
+      `the node subnet must not be on-link: ${JSON.stringify(out.routes)}`,
+    );
+  });
+
+  it('keeps what host-local says: gateway and routes, each next hop on-link first; the MAC follows the first address', () => {
     const out = podAddressing(
       {
         ips: [
@@ -71,11 +86,13 @@ describe('podAddressing', () => {
     assert.deepEqual(
       out.ips.map((ip) => [ip.address, ip.gateway]),
       [
-        ['10.11.1.9/24', '10.11.1.254'],
-        ['fd00:11:1::9/64', 'fd00:11:1::1'],
+        ['10.11.1.9/32', '10.11.1.254'],
+        ['fd00:11:1::9/128', 'fd00:11:1::1'],
       ],
     );
     assert.deepEqual(out.routes, [
+      { dst: `${gatewayIp(SUBNET)}/32` },
+      { dst: '10.11.1.254/32' },
       { dst: '10.0.0.0/8', gw: gatewayIp(SUBNET) },
       { dst: '0.0.0.0/0', gw: '10.11.1.254' },
     ]);
@@ -113,7 +130,7 @@ describe('PodAttacher on a real dataplane', { skip: skipUnlessRoot(), timeout: 1
 
     const address = result.ips[0]?.address ?? '';
     const ip = address.split('/')[0] ?? '';
-    assert.match(address, /^10\.11\.1\.\d+\/24$/);
+    assert.match(address, /^10\.11\.1\.\d+\/32$/);
     const iface = await inspectPodInterface(ns.path, 'eth0');
     assert.ok(iface, 'the pod has eth0');
     assert.equal(iface.mac, podMac(ip));

@@ -91,20 +91,22 @@ export interface PodAttacherOptions {
   logger: Logger;
 }
 
-function withPrefix(address: string, subnet: PodSubnet): string {
-  return address.includes('/') ? address : `${address}/${subnet.cidr.split('/')[1]}`;
-}
-
 function bareIp(cidr: string): string {
   return cidr.split('/')[0] ?? cidr;
 }
 
+/** The address alone as a prefix: `/32`, or `/128` for IPv6. */
+function hostPrefix(ip: string): string {
+  return `${ip}/${ip.includes(':') ? 128 : 32}`;
+}
+
 /** What the pod end of an attachment is given (and the CNI result reports). */
 export interface PodAddressing {
-  /** `address/prefix`, with the gateway host-local named or the subnet's. */
+  /** `address/32` (`/128`), with the gateway host-local named or the subnet's. */
   ips: { address: string; gateway: string }[];
   mac: string;
-  routes: { dst: string; gw: string }[];
+  /** First each next hop on-link (no `gw`), then the routes via them. */
+  routes: { dst: string; gw?: string }[];
 }
 
 /**
@@ -112,21 +114,30 @@ export interface PodAddressing {
  * watcher writes into ODL for the pod's first address (elan static MAC, vpn adjacency), and
  * the default gateway the address ODL answers ARP for: both come from the one rule each
  * (netvirt podMac; the subnet's gateway, netvirt gatewayIp), never from a copy of it.
+ *
+ * The pod holds its address alone (`/32`, `/128`), not the node subnet: every packet leaves
+ * through the gateway, which is the only address it ever resolves. With the subnet's prefix a
+ * pod would take the node's other pods for on-link and ARP for them, and NetVirt answers ARP
+ * for the subnet gateway only (vpnmanager's ArpResponderHandler, per interface), so such an
+ * ARP reaches the pods of the same node×namespace ELAN and no one else: a pod of another
+ * namespace on the same node, like the node gateway in its own ELAN, would never be reached.
+ * Routed, all of them go through NetVirt's L3 pipeline, which knows every pod's /32.
  */
 export function podAddressing(allocation: IpamResult, subnet: PodSubnet): PodAddressing {
   const ips = allocation.ips.map((ip) => ({
-    address: withPrefix(ip.address, subnet),
+    address: hostPrefix(bareIp(ip.address)),
     gateway: ip.gateway ?? subnet.gateway,
   }));
   const first = ips[0];
   if (!first) throw new CniError(CNI_ERROR.ipam, 'IPAM returned no address');
-  const routes = (allocation.routes.length > 0 ? allocation.routes : [{ dst: defaultRoute(subnet) }]).map(
+  const routed = (allocation.routes.length > 0 ? allocation.routes : [{ dst: defaultRoute(subnet) }]).map(
     (r) => ({
       dst: r.dst,
       gw: r.gw ?? subnet.gateway,
     }),
   );
-  return { ips, mac: podMac(bareIp(first.address)), routes };
+  const nextHops = [...new Set(routed.map((r) => r.gw))].map((gw) => ({ dst: hostPrefix(gw) }));
+  return { ips, mac: podMac(bareIp(first.address)), routes: [...nextHops, ...routed] };
 }
 
 /**

@@ -6,7 +6,7 @@
  * follows (netvirt podRangeStart): with the node gateway on, the second address is its.
  */
 import ipaddr from 'ipaddr.js';
-import { gatewayIp } from '../netvirt/names.js';
+import { gatewayIp, parseCidr } from '../netvirt/names.js';
 import { podRangeStart } from '../netvirt/node-network.js';
 
 export interface PodSubnet {
@@ -47,4 +47,39 @@ export function parsePodSubnet(text: string, nodeGateway = false): PodSubnet {
 /** The default route of the subnet's family. */
 export function defaultRoute(subnet: PodSubnet): string {
   return subnet.family === 4 ? '0.0.0.0/0' : '::/0';
+}
+
+/**
+ * The pod network as a node sees it: its own subnet, the cluster ranges and the Service ranges
+ * of the subnet's family (the pod network is routed by one family), canonical, without
+ * duplicates. The node gateway routes them via the pods' gateway, and so do the pods.
+ */
+export function podNetworkPrefixes(
+  subnet: string,
+  clusterCidrs: readonly string[],
+  serviceCidrs: readonly string[],
+): string[] {
+  const own = parseCidr(subnet);
+  const out = new Set<string>([`${own.network}/${own.prefixLength}`]);
+  for (const cidr of [...clusterCidrs, ...serviceCidrs]) {
+    const { family, network, prefixLength } = parseCidr(cidr);
+    if (family === own.family) out.add(`${network}/${prefixLength}`);
+  }
+  return [...out].sort();
+}
+
+/**
+ * The routes host-local gives a pod (all via the subnet's gateway): the pod network, then the
+ * default route. The pod network's own routes keep cluster and Service traffic on the primary
+ * interface when a pod's default route goes to an extra network (Multus `default-route`), as
+ * ovn-kubernetes does.
+ */
+export function podRoutes(
+  subnet: PodSubnet,
+  clusterCidrs: readonly string[],
+  serviceCidrs: readonly string[],
+): { dst: string }[] {
+  return [...podNetworkPrefixes(subnet.cidr, clusterCidrs, serviceCidrs), defaultRoute(subnet)].map(
+    (dst) => ({ dst }),
+  );
 }

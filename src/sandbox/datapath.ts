@@ -2,9 +2,9 @@
  * Looking at the data path of the simulated nodes: pings between real pods (network
  * namespaces wired by the agent) and the OVS ports the agent made for them.
  *
- * Only pods on the same node are pinged. Their traffic crosses the node's br-int, which,
- * without an OpenFlow controller, forwards by MAC learning (OVS's NORMAL action): pods of one
- * node share its pod subnet, so that works whatever their namespace. Across nodes, NetVirt
+ * Only pods on the same node are pinged. Their traffic crosses the node's br-int, where
+ * netvirt-l3.ts stands in for NetVirt's L3 hop (the pods send everything to the subnet
+ * gateway), so that works whatever their namespace, as under NetVirt. Across nodes, NetVirt
  * carries traffic in VXLAN tunnels through flows ODL programs into every br-int; the emulator
  * programs no flows, and the simulated nodes have no underlay between them, so a ping across
  * nodes cannot work here and is not attempted.

@@ -8,14 +8,17 @@
  *
  * What a node has here that matters to odlcoe: its own interfaces (pod veths land in its
  * namespace and on its br-int), its own OVS, its own CNI socket, conflist and IPAM leases.
- * What it lacks: an underlay to other nodes (no tunnel can carry traffic; see docs).
+ * What it lacks: an underlay to other nodes (no tunnel can carry traffic; see docs), and ODL
+ * programming its br-int: netvirt-l3.ts stands in for the L3 hop NetVirt gives its pods.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../common/log.js';
 import { errorMessage } from '../common/log.js';
 import { sleep } from '../common/backoff.js';
+import { Ovs } from '../ovs/ovs.js';
 import { createNetns, type NamedNetns } from './netns.js';
+import { conflistGateways, NetvirtL3 } from './netvirt-l3.js';
 import { programCommand } from './programs.js';
 import { startDaemon, type Daemon } from './processes.js';
 import { checkUnixPath, relayTcp, relayUnix, type Relay } from './relay.js';
@@ -196,12 +199,28 @@ export async function startSimulatedNode(opts: SimulatedNodeOptions): Promise<Si
     cleanups.push(async () => agent?.stop());
     await startAgent();
 
+    // NetVirt's L3 hop for the node's own pods (netvirt-l3.ts): no ODL programs this bridge.
+    const conflistPath = join(config.cni.confDir, '10-odlcoe.conflist');
+    const ports = new Ovs({ dbSocket: ovs.dbSocket, timeoutSeconds: 10 });
+    const l3 = new NetvirtL3({
+      bridge: BRIDGE,
+      listPorts: (bridge) => ports.listPorts(bridge),
+      ofctl: (args, input) => ovs.ofctl(args, input),
+      gateways: () => conflistGateways(conflistPath),
+      logger,
+    });
+    l3.start();
+    cleanups.push(async () => {
+      await l3.stop();
+      ports.close();
+    });
+
     const node: SimulatedNode = {
       name: opts.name,
       netns,
       dir,
       cniSocket: sockets.cni,
-      conflistPath: join(config.cni.confDir, '10-odlcoe.conflist'),
+      conflistPath,
       leaseDir: join(ipamDir, CNI_NETWORK),
       ovs,
       bridge: BRIDGE,

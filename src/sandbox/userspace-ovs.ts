@@ -22,8 +22,11 @@ export interface UserspaceOvs {
   dbSocket: string;
   /** ovs-vsctl against this instance; returns stdout. */
   vsctl(args: readonly string[]): Promise<string>;
-  /** ovs-ofctl against this instance's bridges (e.g. ['-O', 'OpenFlow13', 'dump-flows', 'br-int']). */
-  ofctl(args: readonly string[]): Promise<string>;
+  /**
+   * ovs-ofctl against this instance's bridges (e.g. ['-O', 'OpenFlow13', 'dump-flows', 'br-int']);
+   * `input` is its stdin (a `-` file argument).
+   */
+  ofctl(args: readonly string[], input?: string): Promise<string>;
   /** Whether ovs-vswitchd is running (it may have been stopped, or have died). */
   vswitchdRunning(): Promise<boolean>;
   /** Stops ovs-vswitchd only (ovsdb-server keeps running), as when the switch daemon dies. */
@@ -134,7 +137,8 @@ export async function startUserspaceOvs(opts: { dir: string; netns?: string }): 
     dbSocket,
     vsctl,
     // ovs-ofctl finds a bridge's management socket as $OVS_RUNDIR/<bridge>.mgmt.
-    ofctl: async (args) => (await run('ovs-ofctl', args, { env })).stdout,
+    ofctl: async (args, input) =>
+      (await run('ovs-ofctl', args, input === undefined ? { env } : { env, input })).stdout,
     vswitchdRunning,
     stopVswitchd,
     startVswitchd,

@@ -74,7 +74,7 @@ describe('agent: the CNI bin dir (shim and loopback)', { skip: skipUnlessRoot(),
       assert.equal(pod.code, 0, pod.stdout + pod.stderr);
       assert.match(
         (pod.json as { ips: { address: string }[] }).ips[0]?.address ?? '',
-        /^10\.11\.1\.\d+\/24$/,
+        /^10\.11\.1\.\d+\/32$/,
       );
       // StopPodSandbox: the pod network, then loopback.
       const del = await execPlugin(join(bin, 'odlcoe'), [], env('DEL', 'eth0'), await node.pluginConfig());

@@ -61,7 +61,11 @@ describe('odlcoe CNI through the shim on a real OVS and netns', { skip, timeout:
     const port = hostVethName('cid-a', 'eth0');
     assert.match(port, /^veth[0-9a-f]{8}$/);
     const ip = result.ips[0]?.address ?? '';
-    assert.match(ip, /^10\.11\.1\.\d+\/24$/);
+    assert.match(
+      ip,
+      /^10\.11\.1\.\d+\/32$/,
+      'the pod holds its address alone: no pod of the node subnet is on-link',
+    );
     const bare = ip.split('/')[0] ?? '';
     const mac = `0a:58:${bare
       .split('.')
@@ -76,7 +80,11 @@ describe('odlcoe CNI through the shim on a real OVS and netns', { skip, timeout:
     assert.equal(result.interfaces[1]?.sandbox, ns.path);
     assert.equal(result.ips[0]?.gateway, '10.11.1.1');
     assert.equal(result.ips[0]?.interface, 1);
-    assert.deepEqual(result.routes, [{ dst: '0.0.0.0/0', gw: '10.11.1.1' }]);
+    assert.deepEqual(result.routes, [
+      { dst: '10.11.1.1/32' },
+      { dst: '10.11.1.0/24', gw: '10.11.1.1' },
+      { dst: '0.0.0.0/0', gw: '10.11.1.1' },
+    ]);
 
     const link = JSON.parse(await execIn(ns.path, 'ip', ['-j', 'addr', 'show', 'dev', 'eth0'])) as {
       address: string;
@@ -148,6 +156,18 @@ describe('odlcoe CNI through the shim on a real OVS and netns', { skip, timeout:
     assert.ok(ipA);
     await waitForPing(nsB.path, ipA);
     pair = { a: nsA, b: nsB, ipB };
+    // Through the gateway, never on-link: NetVirt answers ARP for the subnet gateway alone, so
+    // a pod that resolved a peer itself would not reach one of another namespace's ELAN.
+    for (const ns of [nsA, nsB]) {
+      const neighbours = JSON.parse(await execIn(ns.path, 'ip', ['-j', 'neigh', 'show', 'dev', 'eth0'])) as {
+        dst: string;
+      }[];
+      assert.deepEqual(
+        neighbours.map((n) => n.dst),
+        ['10.11.1.1'],
+        `the pod resolved only its gateway: ${JSON.stringify(neighbours)}`,
+      );
+    }
   });
 
   it('two pods exchange TCP (HTTP GET) and UDP (echo): the agent turned TX checksum offload off (netdev bridge)', async () => {

@@ -258,7 +258,7 @@ describe('extra interfaces through the shim as Multus delegates', { skip, timeou
     assert.deepEqual(r2.routes, [{ dst: '0.0.0.0/0', gw: '10.70.0.1' }]);
 
     const inPod = await links('pod-a');
-    assert.match(v4(inPod.get('eth0'))[0] ?? '', /^10\.11\.1\.\d+\/24$/);
+    assert.match(v4(inPod.get('eth0'))[0] ?? '', /^10\.11\.1\.\d+\/32$/);
     assert.deepEqual(v4(inPod.get('net1')), ['10.50.0.5/24']);
     assert.equal(inPod.get('net1')?.address, '0a:58:0a:32:00:05');
     assert.deepEqual(v4(inPod.get('net2')), ['10.70.0.10/24']);

@@ -104,7 +104,7 @@ describe('the node gateway on a simulated node', { skip: unavailable ?? false },
     assert.match(ids, new RegExp(`${NODE_GATEWAY_ID}="?n1"?`));
     assert.equal((await node.ovs.vsctl(['get', 'Interface', PORT, 'type'])).trim(), 'internal');
     const addr = await execInNetns(node.netns.path, 'ip', ['-4', '-o', 'addr', 'show', 'dev', PORT], 10_000);
-    assert.match(addr, /inet 10\.11\.1\.2\/24/);
+    assert.match(addr, /inet 10\.11\.1\.2\/32/, 'the gateway holds its address alone: its pods are routed');
     const link = await execInNetns(node.netns.path, 'ip', ['-o', 'link', 'show', 'dev', PORT], 10_000);
     assert.match(link, /mtu 1450/);
     assert.match(link, /0a:58:0a:0b:01:02/);
@@ -112,6 +112,8 @@ describe('the node gateway on a simulated node', { skip: unavailable ?? false },
     const features = await execInNetns(node.netns.path, 'ethtool', ['-k', PORT], 10_000);
     assert.match(features, /^tx-checksumming: off/m);
     const routes = await hostRoutes(node);
+    assert.match(routes, /^10\.11\.1\.1 scope link/m);
+    assert.match(routes, /^10\.11\.1\.0\/24 via 10\.11\.1\.1/m);
     assert.match(routes, /10\.11\.0\.0\/16 via 10\.11\.1\.1/);
     assert.match(routes, /10\.96\.0\.0\/12 via 10\.11\.1\.1/);
     // Nothing of the pod network is routed in the test's own namespace.
@@ -154,6 +156,16 @@ describe('the node gateway on a simulated node', { skip: unavailable ?? false },
 
   it('the host pings its pods and connects to their TCP ports through the gateway', async () => {
     await assertHostReachesPods('first start');
+    // Routed, not on-link: the gateway port is in an ELAN of its own and NetVirt answers ARP
+    // for the subnet gateway alone, so the host must never have resolved a pod itself.
+    const neighbours = JSON.parse(
+      await execInNetns(node.netns.path, 'ip', ['-j', 'neigh', 'show', 'dev', PORT], 10_000),
+    ) as { dst: string }[];
+    assert.deepEqual(
+      neighbours.map((n) => n.dst),
+      ['10.11.1.1'],
+      `the host resolved only the pods' gateway: ${JSON.stringify(neighbours)}`,
+    );
   });
 
   it('an agent restart keeps the port (no churn) and the path', async () => {

@@ -28,7 +28,7 @@ export interface OvsSandbox {
   /** ovs-vsctl against this sandbox; returns stdout. */
   vsctl(args: string[]): Promise<string>;
   /** ovs-ofctl against this sandbox's bridges (e.g. ['-O', 'OpenFlow13', 'dump-flows', 'br-int']). */
-  ofctl(args: string[]): Promise<string>;
+  ofctl(args: string[], input?: string): Promise<string>;
   /** Stops ovs-vswitchd only (ovsdb-server keeps running), to test a dead switch daemon. */
   stopVswitchd(): Promise<void>;
   /** Starts ovs-vswitchd again after stopVswitchd(). */

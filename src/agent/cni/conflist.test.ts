@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { parsePodSubnet } from '../pod-subnet.js';
+import { parsePodSubnet, podRoutes } from '../pod-subnet.js';
 import { readConflistSubnet, renderConflist, writeFileAtomic } from './conflist.js';
 
 const settings = {
@@ -12,12 +12,13 @@ const settings = {
   socketPath: '/run/odlcoe/cni.sock',
   mtu: 1450,
   subnet: parsePodSubnet('10.11.1.0/24'),
+  routes: podRoutes(parsePodSubnet('10.11.1.0/24'), ['10.11.0.0/16'], ['10.96.0.0/12']),
   ipamDataDir: '/var/lib/cni/networks',
   pendingDelDir: '/var/lib/odlcoe/pending-del',
 };
 
 describe('renderConflist', () => {
-  it('renders the odlcoe plugin with host-local IPAM for the subnet', () => {
+  it('renders the odlcoe plugin with host-local IPAM for the subnet, the pod network routed before the default', () => {
     assert.deepEqual(JSON.parse(renderConflist(settings)), {
       cniVersion: '1.0.0',
       name: 'odlcoe',
@@ -30,7 +31,12 @@ describe('renderConflist', () => {
           ipam: {
             type: 'host-local',
             ranges: [[{ subnet: '10.11.1.0/24', gateway: '10.11.1.1' }]],
-            routes: [{ dst: '0.0.0.0/0' }],
+            routes: [
+              { dst: '10.11.0.0/16' },
+              { dst: '10.11.1.0/24' },
+              { dst: '10.96.0.0/12' },
+              { dst: '0.0.0.0/0' },
+            ],
             dataDir: '/var/lib/cni/networks',
           },
         },
@@ -63,11 +69,16 @@ describe('renderConflist', () => {
       renderConflist({
         ...settings,
         subnet: parsePodSubnet('fd00:10::/64'),
+        routes: podRoutes(parsePodSubnet('fd00:10::/64'), ['10.11.0.0/16', 'fd00::/48'], ['10.96.0.0/12']),
         logFile: '/var/log/odlcoe-cni.log',
       }),
     );
     assert.equal(doc.plugins[0].logFile, '/var/log/odlcoe-cni.log');
-    assert.deepEqual(doc.plugins[0].ipam.routes, [{ dst: '::/0' }]);
+    assert.deepEqual(doc.plugins[0].ipam.routes, [
+      { dst: 'fd00:10::/64' },
+      { dst: 'fd00::/48' },
+      { dst: '::/0' },
+    ]);
     assert.equal(doc.plugins[0].ipam.ranges[0][0].gateway, 'fd00:10::1');
   });
 });

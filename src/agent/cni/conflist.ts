@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { podRangeStart } from '../../netvirt/node-network.js';
-import { defaultRoute, type PodSubnet } from '../pod-subnet.js';
+import type { PodSubnet } from '../pod-subnet.js';
 
 /** Everything the CNI config file says; rendered by `renderConflist`. */
 export interface ConflistSettings {
@@ -18,6 +18,8 @@ export interface ConflistSettings {
   socketPath: string;
   mtu: number;
   subnet: PodSubnet;
+  /** host-local's `routes` (pod-subnet.ts podRoutes). */
+  routes: { dst: string }[];
   ipamDataDir: string;
   /** Where the shim writes DEL requests it could not hand to the agent. */
   pendingDelDir: string;
@@ -39,7 +41,7 @@ export function renderConflist(s: ConflistSettings): string {
     ipam: {
       type: 'host-local',
       ranges: [[ipamRange(s.subnet)]],
-      routes: [{ dst: defaultRoute(s.subnet) }],
+      routes: s.routes,
       dataDir: s.ipamDataDir,
     },
   };
