@@ -111,6 +111,21 @@ describe('gatewayHostRepairs', () => {
   });
 });
 
+describe('gatewayHostRepairs, IPv6', () => {
+  it('keeps an IPv6 gateway on-link (NetVirt answers no neighbour solicitation for the pods’ gateway)', () => {
+    const port = gatewayPort('n1', 'fd00:11:1::/64');
+    const state = parseHostState(
+      JSON.stringify([{ ifname: port.name, flags: ['UP'], mtu: 1450, address: port.mac }]),
+      '[]',
+      6,
+    );
+    assert.deepEqual(
+      gatewayHostRepairs({ port, mtu: 1450, routes: [] }, state).map((r) => r.command.join(' ')),
+      [`address replace fd00:11:1::2/64 dev ${port.name}`],
+    );
+  });
+});
+
 describe('NodeGateway', () => {
   const untouchable = new Proxy(
     {},

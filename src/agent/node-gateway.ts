@@ -116,9 +116,13 @@ export interface GatewayRepair {
 /** The prefixes the node routes through its gateway: the pod network (pod-subnet.ts). */
 export const gatewayRoutes = podNetworkPrefixes;
 
-/** The gateway port's address alone: `/32`, or `/128` for IPv6. */
+/**
+ * The gateway port's address: IPv4 alone (`/32`, its pods routed via the pods' gateway); IPv6
+ * with the subnet's prefix, on-link, as the pods' (pod-attach.ts podAddressing: NetVirt has no
+ * neighbour answer for the gateway).
+ */
 export const gatewayHostAddress = (port: GatewayPort): string =>
-  `${port.address}/${port.family === 4 ? 32 : 128}`;
+  `${port.address}/${port.family === 4 ? 32 : port.prefixLength}`;
 
 /** What is missing of the host side, as `ip -batch` lines, in the order they must run. */
 export function gatewayHostRepairs(spec: GatewayHostSpec, state: GatewayHostState): GatewayRepair[] {
@@ -156,11 +160,11 @@ export function gatewayHostRepairs(spec: GatewayHostSpec, state: GatewayHostStat
         command: ['address', 'del', held, 'dev', dev],
         missing: `no address ${held} (the pods are routed, not on-link)`,
       });
-  const nextHop = `${port.podGateway}/${port.family === 4 ? 32 : 128}`;
-  if (!state.routes.has(nextHop) || state.routes.get(nextHop) !== undefined)
+  const nextHop = `${port.podGateway}/32`;
+  if (port.family === 4 && (!state.routes.has(nextHop) || state.routes.get(nextHop) !== undefined))
     out.push({
       what: 'route',
-      command: [...(port.family === 6 ? ['-6'] : []), 'route', 'replace', nextHop, 'dev', dev],
+      command: ['route', 'replace', nextHop, 'dev', dev],
       missing: `route ${nextHop} on-link`,
     });
   for (const dst of spec.routes) {

@@ -71,7 +71,7 @@ describe('podAddressing', () => {
     );
   });
 
-  it('keeps what host-local says: gateway and routes, each next hop on-link first; the MAC follows the first address', () => {
+  it('keeps what host-local says: gateway and routes, each IPv4 next hop on-link first (IPv6 stays on-link: no NA responder); the MAC follows the first address', () => {
     const out = podAddressing(
       {
         ips: [
@@ -87,7 +87,7 @@ describe('podAddressing', () => {
       out.ips.map((ip) => [ip.address, ip.gateway]),
       [
         ['10.11.1.9/32', '10.11.1.254'],
-        ['fd00:11:1::9/128', 'fd00:11:1::1'],
+        ['fd00:11:1::9/64', 'fd00:11:1::1'],
       ],
     );
     assert.deepEqual(out.routes, [

@@ -95,14 +95,20 @@ function bareIp(cidr: string): string {
   return cidr.split('/')[0] ?? cidr;
 }
 
-/** The address alone as a prefix: `/32`, or `/128` for IPv6. */
-function hostPrefix(ip: string): string {
-  return `${ip}/${ip.includes(':') ? 128 : 32}`;
+/**
+ * The prefix a pod holds its address with: IPv4 alone (`/32`, routed through the gateway that
+ * NetVirt answers ARP for); IPv6 with the subnet's prefix, on-link, since NetVirt answers no
+ * neighbour solicitation for a COE gateway and the watcher routes IPv4 only
+ * (compatibility.md), so within its ELAN is as far as an IPv6 pod reaches.
+ */
+function podPrefix(address: string, subnet: PodSubnet): string {
+  if (!address.includes(':')) return `${bareIp(address)}/32`;
+  return address.includes('/') ? address : `${address}/${subnet.cidr.split('/')[1]}`;
 }
 
 /** What the pod end of an attachment is given (and the CNI result reports). */
 export interface PodAddressing {
-  /** `address/32` (`/128`), with the gateway host-local named or the subnet's. */
+  /** `address/32` (IPv6: the subnet's prefix), with the gateway host-local named or the subnet's. */
   ips: { address: string; gateway: string }[];
   mac: string;
   /** First each next hop on-link (no `gw`), then the routes via them. */
@@ -115,7 +121,7 @@ export interface PodAddressing {
  * the default gateway the address ODL answers ARP for: both come from the one rule each
  * (netvirt podMac; the subnet's gateway, netvirt gatewayIp), never from a copy of it.
  *
- * The pod holds its address alone (`/32`, `/128`), not the node subnet: every packet leaves
+ * The pod holds its IPv4 address alone (`/32`), not the node subnet: every packet leaves
  * through the gateway, which is the only address it ever resolves. With the subnet's prefix a
  * pod would take the node's other pods for on-link and ARP for them, and NetVirt answers ARP
  * for the subnet gateway only (vpnmanager's ArpResponderHandler, per interface), so such an
@@ -125,7 +131,7 @@ export interface PodAddressing {
  */
 export function podAddressing(allocation: IpamResult, subnet: PodSubnet): PodAddressing {
   const ips = allocation.ips.map((ip) => ({
-    address: hostPrefix(bareIp(ip.address)),
+    address: podPrefix(ip.address, subnet),
     gateway: ip.gateway ?? subnet.gateway,
   }));
   const first = ips[0];
@@ -136,7 +142,9 @@ export function podAddressing(allocation: IpamResult, subnet: PodSubnet): PodAdd
       gw: r.gw ?? subnet.gateway,
     }),
   );
-  const nextHops = [...new Set(routed.map((r) => r.gw))].map((gw) => ({ dst: hostPrefix(gw) }));
+  const nextHops = [...new Set(routed.map((r) => r.gw))]
+    .filter((gw) => !gw.includes(':'))
+    .map((gw) => ({ dst: `${gw}/32` }));
   return { ips, mac: podMac(bareIp(first.address)), routes: [...nextHops, ...routed] };
 }
 
