@@ -2,7 +2,8 @@
  * `acl-tag`s (Aluminium): since Magnesium the writer of an ACL hands out its tag (netvirt
  * 3e7aaee2f3; a remote-group rule whose ACL has none is skipped). ODL is the record, as for
  * route distinguishers: an ACL of ours keeps the tag it has, a new one gets the lowest tag of
- * odlcoe's range that no ACL in ODL holds. The range starts above Neutron's id pool
+ * odlcoe's range that no ACL in ODL holds and no ACL key has reserved (many keys plan ACLs:
+ * plan-policy.ts). The range starts above Neutron's id pool
  * (ACL-TAG-POOL, 1..10000), so a controller shared with Neutron never sees one tag twice.
  */
 import type { Acl } from '../acl.js';
