@@ -1,10 +1,10 @@
 /**
  * The watcher's side of NetworkPolicy enforcement: whether it is on (`networkPolicy.enforcement`
  * against what ODL serves), the policy index over the NetworkPolicy informer's objects and the
- * namespaces' labels (made again after either changed: it remembers each pod's bindings), and
- * the reports about
- * policies NetVirt cannot express exactly (a Warning Event on the policy and a metric, once
- * per distinct report).
+ * namespaces' labels (made again after either changed: it remembers each pod's bindings), what
+ * the ACL keys share (the key owning each ACL name, the acl-tags reserved for writes in flight),
+ * and the reports about policies NetVirt cannot express exactly (a Warning Event on the policy
+ * and a metric, once per distinct report).
  */
 import type { V1NetworkPolicy } from '@kubernetes/client-node';
 import { factOf, type KeyPlan } from '../netvirt/plan.js';
