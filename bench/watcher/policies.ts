@@ -5,7 +5,8 @@
  * empty ODL emulator. Prints:
  *
  * - translation: the time to compute the whole translation alone (policy index, every ACL,
- *   every pod's port security), no I/O;
+ *   every pod's port security), no I/O; and what one reconcile of an ACL key computes: the
+ *   sweep's desired names, one policy's ACLs;
  * - converge: from start until the watcher is idle, and the writes by module (ACLs,
  *   interfaces);
  * - relabel: the writes caused by relabelling one pod (it leaves one peer group, enters
@@ -32,7 +33,7 @@ import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/config/watcher
 import { startEmulator } from '../../src/emulator/server.js';
 import { startKubeSim } from '../../src/kubesim/server.js';
 import { readPolicy, type PolicySpec } from '../../src/netvirt/policy/spec.js';
-import { PolicyIndex } from '../../src/netvirt/policy/translate.js';
+import { podSourceOf, PolicyIndex } from '../../src/netvirt/policy/translate.js';
 import type { Profile } from '../../src/netvirt/profile.js';
 import type { EventRecorder } from '../../src/watcher/events.js';
 import { startWatcher } from '../../src/watcher/watcher.js';
@@ -157,6 +158,16 @@ async function main(): Promise<void> {
   const aces = [...acls.values()].reduce((n, a) => n + a.aces.length, 0);
   console.log(
     `translation: ${seconds(performance.now() - t0)} for ${o.pods} pods, ${o.policies} policies: ${acls.size} ACLs, ${aces} ACEs, ${bindings} bindings`,
+  );
+  // What one reconcile of an ACL key computes (plan-policy.ts): the sweep's names, one policy's ACLs.
+  const source = podSourceOf(pods);
+  const t1 = performance.now();
+  const names = index.aclNames(source, []);
+  const t2 = performance.now();
+  for (const p of index.policies) index.policyAcls(p, source);
+  const perPolicy = (performance.now() - t2) / Math.max(1, index.policies.length);
+  console.log(
+    `per key: sweep (${names.size} names, no rule) ${(t2 - t1).toFixed(1)} ms; one policy's ACLs ${perPolicy.toFixed(2)} ms on average`,
   );
 
   const logger = createLogger('bench', process.env.ODLCOE_LOG_LEVEL ?? 'silent');

@@ -125,7 +125,7 @@ const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8
  */
 export function aclName(clusterName: string, stable: string): string {
   const bytes = Buffer.alloc(16);
-  clusterTag(clusterName).copy(bytes, 0);
+  Buffer.from(clusterTag(clusterName), 'hex').copy(bytes, 0);
   sha256(`odlcoe:${clusterName}:acl:${stable}`).copy(bytes, 4, 0, 12);
   bytes[6] = (bytes[6]! & 0x0f) | 0x80;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
@@ -133,13 +133,25 @@ export function aclName(clusterName: string, stable: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-const clusterTag = (clusterName: string): Buffer => sha256(`odlcoe:${clusterName}`).subarray(0, 4);
+/**
+ * The cluster's tag in hex, hashed once per cluster name: every ACL of the cache is checked
+ * against it, for every ownership and owner-key question.
+ */
+const clusterTags = new Map<string, string>();
+function clusterTag(clusterName: string): string {
+  let tag = clusterTags.get(clusterName);
+  if (tag === undefined)
+    clusterTags.set(clusterName, (tag = sha256(`odlcoe:${clusterName}`).toString('hex', 0, 4)));
+  return tag;
+}
 
 /** Whether `name` is an ACL name `aclName` makes for this cluster. */
 export function isClusterAclName(name: string, clusterName: string): boolean {
-  const m = /^([0-9a-f]{8})-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.exec(name);
-  return m !== null && m[1] === clusterTag(clusterName).toString('hex');
+  // The tag first: most names a cache holds are this cluster's or not UUIDs of this shape at all.
+  return name.startsWith(clusterTag(clusterName)) && CLUSTER_ACL_NAME.test(name);
 }
+
+const CLUSTER_ACL_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /**
  * The rule name of an ACE: its direction and a hash of everything that makes the rule (not

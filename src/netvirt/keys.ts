@@ -18,7 +18,8 @@
  * | `service/<ns>/<name>` | nothing: reports about a Service (a ClusterIP outside the service range) |
  * | `network/<ns>/<nad>`  | a NetworkAttachmentDefinition's ELAN and VPN `odlcoe-net.<ns>.<nad>` (network-names.ts) |
  * | `attachment/<ns>/<pod>/<ifname>` | ietf-, elan-, vpn-interface `<ns>:<pod>@<ifname>` of one extra interface |
- * | `network-policy`      | every ACL of the cluster (NetworkPolicy enforcement; a pod's bindings are its own key's) |
+ * | `network-policy`      | the shared ACLs (allow-all, per node, per peer group) and the sweep of this cluster's ACLs nothing needs (NetworkPolicy enforcement; a pod's bindings are its own key's) |
+ * | `acl-policy/<ns>/<name>` | one NetworkPolicy's ACLs (per direction, per named-port resolution) |
  *
  * (The coe-northbound backend's keys: coe/keys.ts; `pod/` and `node/` are spelled alike.)
  */
@@ -38,7 +39,8 @@ export type NetvirtKey =
   | { kind: 'service'; namespace: string; name: string }
   | { kind: 'network'; namespace: string; name: string }
   | { kind: 'attachment'; namespace: string; pod: string; ifname: string }
-  | { kind: 'network-policy' };
+  | { kind: 'network-policy' }
+  | { kind: 'acl-policy'; namespace: string; name: string };
 
 export const podKey = (namespace: string, name: string): string => `pod/${namespace}/${name}`;
 export const nodeKey = (uid: string): string => `node/${uid}`;
@@ -48,6 +50,7 @@ export const vpnKey = (name: string): string => `vpn/${name}`;
 export const gatewayKey = (nodeName: string): string => `gateway/${nodeName}`;
 export const GATEWAY_VPN_KEY = 'gateway-vpn';
 export const NETWORK_POLICY_KEY = 'network-policy';
+export const aclPolicyKey = (namespace: string, name: string): string => `acl-policy/${namespace}/${name}`;
 export const serviceKey = (namespace: string, name: string): string => `service/${namespace}/${name}`;
 export const networkKey = (namespace: string, name: string): string => `network/${namespace}/${name}`;
 export const attachmentKey = (namespace: string, pod: string, ifname: string): string =>
@@ -107,7 +110,8 @@ export function parseNetvirtKey(key: string): NetvirtKey {
         if (!rest.includes('/')) return { kind, nodeName: rest };
         break;
       case 'service':
-      case 'network': {
+      case 'network':
+      case 'acl-policy': {
         const [namespace, name, ...more] = rest.split('/');
         if (namespace && name && more.length === 0) return { kind, namespace, name };
         break;

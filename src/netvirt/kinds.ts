@@ -384,7 +384,10 @@ export const aclKind: OdlKindSpec<Acl> = {
         liveAces(e).flatMap((a) => (a.remoteGroupId && a.remoteGroupId !== e.name ? [a.remoteGroupId] : [])),
       ),
     ].map((g) => ({ kind: 'acl', name: g, owned: true })),
-  ownerKey: (name, ctx) => (isClusterAclName(name, ctx.owner.clusterName) ? NETWORK_POLICY_KEY : undefined),
+  ownerKey: (name, ctx) =>
+    isClusterAclName(name, ctx.owner.clusterName)
+      ? (ctx.owner.aclKey?.(name) ?? NETWORK_POLICY_KEY)
+      : undefined,
   summary: (e) => {
     const live = liveAces(e);
     const dying = e.aces.length - live.length;

@@ -36,6 +36,12 @@ export interface OwnerContext {
   routeTarget: string;
   /** The RD administrator the cluster allocates under (Aluminium VPN ownership). */
   rdAdministrator: string;
+  /**
+   * The key planning a desired ACL of this cluster, where NetworkPolicy is enforced (its name
+   * is a hash: the watcher learns the owners from the ACL plans). Undefined, or undefined for
+   * a name: the sweep key `network-policy`, which removes what nothing needs.
+   */
+  aclKey?(name: string): string | undefined;
 }
 
 export type Ownership = { owner: 'ours'; marker?: OwnershipMarker } | { owner: 'foreign'; reason: string };

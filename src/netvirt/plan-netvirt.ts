@@ -31,7 +31,7 @@ import {
   type PodTranslation,
 } from './translate-pod.js';
 import { families, type TranslateSettings } from './translate-settings.js';
-import { planNetworkPolicy, type PolicyPlanInputs } from './plan-policy.js';
+import { planNetworkPolicy, planPolicyAcls, type PolicyPlanInputs } from './plan-policy.js';
 
 export interface NetvirtPlanInputs
   extends NodeNetworkPlanInputs, GatewayPlanInputs, NetworkPlanInputs, PolicyPlanInputs {
@@ -257,5 +257,13 @@ export function planNetvirtKey(key: string, inputs: NetvirtPlanInputs): KeyPlan 
       return planAttachment(key, k.namespace, k.pod, k.ifname, inputs);
     case 'network-policy':
       return planNetworkPolicy(key, inputs, (pod) => podPlacement(pod, inputs).state === 'placed');
+    case 'acl-policy':
+      return planPolicyAcls(
+        key,
+        k.namespace,
+        k.name,
+        inputs,
+        (pod) => podPlacement(pod, inputs).state === 'placed',
+      );
   }
 }

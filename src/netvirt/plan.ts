@@ -59,7 +59,12 @@ export type PlanFact =
   /** A NetworkPolicy applied in its closest safe form: what could not be expressed, and what odlcoe did. */
   | { fact: 'policy-approximated'; policy: KubeObjectRef; messages: string[] }
   /** Replaced ACL rules kept until these interfaces are bound to the peer groups that replace them. */
-  | { fact: 'memberships-pending'; interfaces: string[] };
+  | { fact: 'memberships-pending'; interfaces: string[] }
+  /**
+   * The key that plans each desired ACL (the sweep's plan knows every name): an ACL's name is a
+   * hash, so the ACL kind's `ownerKey` learns it from here (plan-policy.ts).
+   */
+  | { fact: 'acl-owners'; owners: Map<string, string> };
 
 export interface KeyPlan {
   key: string;

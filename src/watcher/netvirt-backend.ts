@@ -13,6 +13,7 @@ import {
   networkKey,
   nodeNetworkKey,
   NETWORK_POLICY_KEY,
+  aclPolicyKey,
   parseNetvirtKey,
   podKey,
   serviceKey,
@@ -125,9 +126,12 @@ export class NetvirtBackend extends OdlBackend {
       serviceRoutes: () => (this.routes ??= allServiceRoutes(this.inputs, serviceCidrs)),
       policy: () => this.policies?.index(),
       acls: () => this.cache.values('acl') as Iterable<Acl>,
+      ...(this.policies ? { aclTagReservations: this.policies.tagReservations } : {}),
       interfaceAcl: (name) => (this.cache.get('interface', name) as Interface | undefined)?.acl,
     };
     const policies = this.policies;
+    // The owner context is shared with the writer: the ACL kind's ownerKey asks it (kinds.ts).
+    if (policies) this.owner.aclKey = (name) => policies.aclKey(name);
     this.policyLookup = policies && {
       ...this.lookup,
       clusterName: this.translate.clusterName,
@@ -284,7 +288,12 @@ export class NetvirtBackend extends OdlBackend {
       const name = nad.metadata?.name;
       if (ns && name) yield networkKey(ns, name);
     }
-    if (this.policies) yield NETWORK_POLICY_KEY;
+    if (this.policies) {
+      yield NETWORK_POLICY_KEY;
+      for (const p of view.networkPolicies?.list() ?? [])
+        if (p.metadata?.namespace && p.metadata.name)
+          yield aclPolicyKey(p.metadata.namespace, p.metadata.name);
+    }
     if (!this.gateways) return;
     yield GATEWAY_VPN_KEY;
     for (const obj of view.services?.list() ?? []) {
@@ -302,6 +311,7 @@ export class NetvirtBackend extends OdlBackend {
     super.freshTerm();
     this.rdReservations.clear();
     this.attachments.reset();
+    this.policies?.reset();
   }
 
   /** The plan of a key, as the watcher sees the cluster and ODL now. */

@@ -1,19 +1,27 @@
 /**
  * The watcher's side of NetworkPolicy enforcement: whether it is on (`networkPolicy.enforcement`
  * against what ODL serves), the policy index over the NetworkPolicy informer's objects and the
- * namespaces' labels (made again after either changed: it remembers each pod's bindings), and
- * the reports about
- * policies NetVirt cannot express exactly (a Warning Event on the policy and a metric, once
- * per distinct report).
+ * namespaces' labels (made again after either changed: it remembers each pod's bindings), what
+ * the ACL keys share (the key owning each ACL name, the acl-tags reserved for writes in flight),
+ * and the reports about policies NetVirt cannot express exactly (a Warning Event on the policy
+ * and a metric, once per distinct report).
  */
 import type { V1NetworkPolicy } from '@kubernetes/client-node';
-import type { KeyPlan } from '../netvirt/plan.js';
+import { factOf, type KeyPlan } from '../netvirt/plan.js';
+import type { AclTagReservations } from '../netvirt/policy/tags.js';
 import { readPolicy, type PolicySpec } from '../netvirt/policy/spec.js';
 import { PolicyIndex } from '../netvirt/policy/translate.js';
 import type { BackendContext } from './backend.js';
 
 export class NetworkPolicies {
   private cached: PolicyIndex | undefined;
+  /**
+   * The key planning each ACL name, as the ACL plans last said (the sweep's plan lists every
+   * desired name, a policy's plan its own): the ACL kind's `ownerKey` (names are hashes).
+   */
+  private owners = new Map<string, string>();
+  /** acl-tags handed out and not yet seen in ODL, shared by every ACL key (tags.ts). */
+  readonly tagReservations: AclTagReservations = new Map();
   /** What was last reported per policy uid, so a reconcile that finds the same says nothing. */
   private readonly reported = new Map<string, string>();
 
@@ -87,8 +95,24 @@ export class NetworkPolicies {
     );
   }
 
-  /** The reports of a plan: what NetVirt could not express, per policy. */
+  /** The key that plans a desired ACL, as far as the plans so far said (undefined: the sweep's). */
+  aclKey(name: string): string | undefined {
+    return this.owners.get(name);
+  }
+
+  /** A new leader term: what was reserved or learnt goes with the old one. */
+  reset(): void {
+    this.owners = new Map();
+    this.tagReservations.clear();
+  }
+
+  /** The reports of a plan (what NetVirt could not express, per policy), and the ACLs it plans. */
   report(plan: KeyPlan): void {
+    const owners = factOf(plan, 'acl-owners');
+    if (owners) this.owners = new Map(owners.owners);
+    else
+      for (const e of plan.entries)
+        if (e.kind === 'acl' && e.want === 'present') this.owners.set(e.name, plan.key);
     for (const f of plan.facts) {
       if (f.fact !== 'policy-approximated') continue;
       const message = f.messages.join('; ');

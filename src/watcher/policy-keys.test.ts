@@ -1,7 +1,7 @@
 import type { V1Namespace, V1NetworkPolicy, V1Pod } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { NETWORK_POLICY_KEY } from '../netvirt/keys.js';
+import { aclPolicyKey, NETWORK_POLICY_KEY } from '../netvirt/keys.js';
 import { readPolicy, type PolicySpec } from '../netvirt/policy/spec.js';
 import { PolicyIndex } from '../netvirt/policy/translate.js';
 import { policyKeysFor, type PolicyKeyLookup } from './policy-keys.js';
@@ -61,10 +61,12 @@ const FROM_CLIENTS = policy({
   ],
 });
 
+const P_KEY = aclPolicyKey('x', 'p');
+
 describe('keys a change affects under NetworkPolicy enforcement', () => {
-  it('a policy: the ACL key, the pods it selects and the members of its groups, nothing else', () => {
+  it('a policy: its ACL key, the sweep, the pods it selects and the members of its groups, nothing else', () => {
     const keys = policyKeysFor({ kind: 'networkpolicy', obj: FROM_CLIENTS }, lookup([FROM_CLIENTS])).sort();
-    assert.deepEqual(keys, [NETWORK_POLICY_KEY, 'pod/x/a', 'pod/y/c']);
+    assert.deepEqual(keys, [P_KEY, NETWORK_POLICY_KEY, 'pod/x/a', 'pod/y/c']);
     const same = policyKeysFor(
       {
         kind: 'networkpolicy',
@@ -76,7 +78,7 @@ describe('keys a change affects under NetworkPolicy enforcement', () => {
     assert.deepEqual(same, [], 'an update that leaves the spec alone');
   });
 
-  it('a pod: itself when its labels or named ports change; the ACL key only when ports are named somewhere', () => {
+  it('a pod: itself when its labels or named ports change; no ACL key unless named ports make its ACLs read the pod', () => {
     const l = lookup([FROM_CLIENTS]);
     const d = PODS[3]!;
     assert.deepEqual(
@@ -91,12 +93,79 @@ describe('keys a change affects under NetworkPolicy enforcement', () => {
       [],
       'an IP alone is netvirt-keys.ts’s',
     );
+    // Named ports, but the policy is in namespace x: nothing of it reads pod y/d.
     const named = policy({ podSelector: {}, ingress: [{ ports: [{ port: 'http' }] }] });
     const withPort = pod('y', 'd', {}, { http: 80 });
-    assert.deepEqual(policyKeysFor({ kind: 'pod', obj: withPort, old: d }, lookup([named])).sort(), [
+    assert.deepEqual(policyKeysFor({ kind: 'pod', obj: withPort, old: d }, lookup([named])), ['pod/y/d']);
+  });
+
+  it('a pod a policy selects and resolves an ingress named port against: that policy’s key and the sweep', () => {
+    const named = policy({
+      podSelector: { matchLabels: { app: 'a' } },
+      ingress: [{ ports: [{ port: 'http' }] }],
+    });
+    const other = {
+      ...policy({
+        podSelector: { matchLabels: { role: 'client' } },
+        ingress: [{ ports: [{ port: 'http' }] }],
+      }),
+      metadata: { namespace: 'x', name: 'q', uid: 'uid-q' },
+    };
+    const a = PODS[0]!;
+    const l = lookup([named, other, FROM_CLIENTS]);
+    const renumbered = pod('x', 'a', { app: 'a' }, { http: 8080 });
+    assert.deepEqual(
+      policyKeysFor({ kind: 'pod', obj: renumbered, old: a }, l).sort(),
+      [P_KEY, NETWORK_POLICY_KEY, 'pod/x/a'],
+      'not policy q (it does not select the pod), not the node ACL',
+    );
+    assert.deepEqual(
+      policyKeysFor({ kind: 'pod', obj: { ...a, status: { podIP: '10.0.0.9' } }, old: a }, l).sort(),
+      [P_KEY, NETWORK_POLICY_KEY],
+      'a pod that gets its address counts in the resolutions now: the ACL keys, its own key is netvirt-keys.ts’s',
+    );
+    assert.deepEqual(
+      policyKeysFor({ kind: 'pod', obj: renumbered }, l).sort(),
+      [P_KEY, NETWORK_POLICY_KEY, 'pod/x/a'],
+      'a pod that comes or goes',
+    );
+  });
+
+  it('a pod in a peer group an egress named port splits: the sweep (the splits) and the policies naming the group', () => {
+    const egress = policy({
+      podSelector: {},
+      policyTypes: ['Egress'],
+      egress: [{ to: [{ podSelector: { matchLabels: { role: 'client' } } }], ports: [{ port: 'http' }] }],
+    });
+    const b = PODS[1]!;
+    const l = lookup([egress]);
+    assert.deepEqual(
+      policyKeysFor({ kind: 'pod', obj: pod('x', 'b', { role: 'client' }, { http: 81 }), old: b }, l).sort(),
+      [P_KEY, NETWORK_POLICY_KEY, 'pod/x/b'],
+    );
+    assert.deepEqual(
+      policyKeysFor({ kind: 'pod', obj: pod('x', 'b', { role: 'server' }), old: b }, l).sort(),
+      [P_KEY, NETWORK_POLICY_KEY, 'pod/x/b'],
+      'it leaves the group',
+    );
+    const a = PODS[0]!;
+    assert.deepEqual(
+      policyKeysFor({ kind: 'pod', obj: pod('x', 'a', { app: 'b' }), old: a }, l),
+      ['pod/x/a'],
+      'in no split group before or after',
+    );
+  });
+
+  it('a node: the sweep key, which holds the node ACLs, when its addresses change', () => {
+    const node = (ip: string) => ({
+      metadata: { name: 'n1', uid: 'u-n1' },
+      status: { addresses: [{ type: 'InternalIP', address: ip }] },
+    });
+    const l = lookup([FROM_CLIENTS]);
+    assert.deepEqual(policyKeysFor({ kind: 'node', obj: node('10.1.0.2'), old: node('10.1.0.1') }, l), [
       NETWORK_POLICY_KEY,
-      'pod/y/d',
     ]);
+    assert.deepEqual(policyKeysFor({ kind: 'node', obj: node('10.1.0.1'), old: node('10.1.0.1') }, l), []);
   });
 
   it('a namespace: its pods when its labels change and a group selects namespaces', () => {
@@ -113,6 +182,19 @@ describe('keys a change affects under NetworkPolicy enforcement', () => {
     assert.deepEqual(
       policyKeysFor({ kind: 'namespace', obj: ns({ team: 'z' }), old: ns({ team: 'y' }) }, lookup([])),
       [],
+    );
+    const egress = policy({
+      podSelector: {},
+      policyTypes: ['Egress'],
+      egress: [{ to: [{ namespaceSelector: { matchLabels: { team: 'y' } } }], ports: [{ port: 'http' }] }],
+    });
+    assert.deepEqual(
+      policyKeysFor(
+        { kind: 'namespace', obj: ns({ team: 'z' }), old: ns({ team: 'y' }) },
+        lookup([FROM_CLIENTS, egress]),
+      ).sort(),
+      [P_KEY, NETWORK_POLICY_KEY, 'pod/y/c', 'pod/y/d'],
+      'a namespace-selecting group an egress named port splits: its splits and the policy naming it',
     );
     assert.deepEqual(
       policyKeysFor(

@@ -1,22 +1,28 @@
 /**
  * Which keys a Kubernetes change affects under NetworkPolicy enforcement (pure, like
- * netvirt-keys.ts, which it adds to). A pod's bindings are its own key's, the ACLs the
- * `network-policy` key's, so:
- * - a policy change: the ACL key, and the pods whose bindings the old or the new policy
- *   touches (the ones it selects, the members of its peer groups);
- * - a pod whose labels or named container ports changed: that pod (its memberships);
- * - a namespace whose labels changed, where a peer group selects namespaces: its pods;
- * - the ACL key as well when ACLs depend on pods (named ports) or on nodes (node ACLs).
+ * netvirt-keys.ts, which it adds to). A pod's bindings are its own key's, a policy's ACLs its
+ * `acl-policy/` key's, the shared ACLs and the sweep `network-policy`'s (plan-policy.ts), so:
+ * - a policy change: its own ACL key, the sweep (its old ACLs, its peer groups), and the pods
+ *   whose bindings the old or the new policy touches (the ones it selects, the members of its
+ *   peer groups);
+ * - a pod whose labels or named container ports changed (or that came or went): that pod (its
+ *   memberships); the ACL keys of the policies of its namespace that select it and resolve
+ *   ingress named ports against it; where an egress named port splits a peer group it is (or
+ *   was) in, the group's splits (the sweep's) and the policies naming that group. Never a node's
+ *   ACL, nor a policy whose ACLs do not read the pod;
+ * - a namespace whose labels changed, where a peer group selects namespaces: its pods, and the
+ *   keys of named-port splits of groups that select namespaces;
+ * - a node change: the sweep key, which holds the node ACLs.
  */
 import type { V1NetworkPolicy, V1Pod } from '@kubernetes/client-node';
-import { NETWORK_POLICY_KEY, podKey } from '../netvirt/keys.js';
+import { aclPolicyKey, NETWORK_POLICY_KEY, podKey } from '../netvirt/keys.js';
 import type { Labels } from '../netvirt/policy/selector.js';
-import { readPolicy } from '../netvirt/policy/spec.js';
+import { readPolicy, type PolicySpec } from '../netvirt/policy/spec.js';
 import { PolicyIndex } from '../netvirt/policy/translate.js';
 import type { Profile } from '../netvirt/profile.js';
 import type { ClusterChange } from './cluster-view.js';
 import type { KeyLookup } from './netvirt-keys.js';
-import { nodeProjection } from './projections.js';
+import { nodeProjection, podProjection } from './projections.js';
 
 export interface PolicyKeyLookup extends KeyLookup {
   clusterName: string;
@@ -54,20 +60,44 @@ function podsTouchedBy(policy: V1NetworkPolicy | undefined, lookup: PolicyKeyLoo
       if (alone.selects(spec, pod) || alone.groupsOf(pod).length > 0) out.add(keyOf(pod));
 }
 
+const keyOfPolicy = (p: PolicySpec) => aclPolicyKey(p.namespace, p.name);
+
+/** The ACL keys whose ACLs read `pod` (its named ports): see the header. */
+function aclKeysReading(pod: V1Pod, index: PolicyIndex, out: Set<string>): void {
+  for (const p of index.policiesIn(pod.metadata?.namespace ?? ''))
+    if (index.hasIngressNamedPorts(p) && index.selects(p, pod)) {
+      out.add(keyOfPolicy(p));
+      // A resolution no selected pod gives any more leaves an ACL for the sweep.
+      out.add(NETWORK_POLICY_KEY);
+    }
+  for (const { group } of index.namedPortGroups()) {
+    if (!index.inGroup(group, pod)) continue;
+    out.add(NETWORK_POLICY_KEY);
+    for (const p of index.policiesNamingGroup(group.id)) out.add(keyOfPolicy(p));
+  }
+}
+
 export function policyKeysFor(change: ClusterChange, lookup: PolicyKeyLookup): string[] {
   const out = new Set<string>();
   switch (change.kind) {
-    case 'networkpolicy':
+    case 'networkpolicy': {
       if (change.old && JSON.stringify(change.old.spec) === JSON.stringify(change.obj.spec)) break;
+      const m = change.obj.metadata;
+      if (m?.namespace && m.name) out.add(aclPolicyKey(m.namespace, m.name));
       out.add(NETWORK_POLICY_KEY);
       podsTouchedBy(change.old, lookup, out);
       podsTouchedBy(change.obj, lookup, out);
       break;
+    }
     case 'pod': {
       const moved = !change.old || podPolicyProjection(change.old) !== podPolicyProjection(change.obj);
       if (moved) out.add(keyOf(change.obj));
-      // A pod that comes or goes, or renames a port, changes the ACLs only through named ports.
-      if (moved && lookup.index().usesNamedPorts) out.add(NETWORK_POLICY_KEY);
+      // The ACLs count only the pods on the network: one that gets its node or address counts now.
+      const placed = change.old && podProjection(change.old) !== podProjection(change.obj);
+      const index = lookup.index();
+      if ((!moved && !placed) || !index.usesNamedPorts) break;
+      aclKeysReading(change.obj, index, out);
+      if (change.old) aclKeysReading(change.old, index, out);
       break;
     }
     case 'namespace': {
@@ -76,7 +106,11 @@ export function policyKeysFor(change: ClusterChange, lookup: PolicyKeyLookup): s
       const index = lookup.index();
       if (!index.selectsNamespaces) break;
       for (const pod of lookup.podsInNamespace(change.obj.metadata?.name ?? '')) out.add(keyOf(pod));
-      if (index.usesNamedPorts) out.add(NETWORK_POLICY_KEY);
+      for (const { group } of index.namedPortGroups()) {
+        if (!('selector' in group.namespaces)) continue;
+        out.add(NETWORK_POLICY_KEY);
+        for (const p of index.policiesNamingGroup(group.id)) out.add(keyOfPolicy(p));
+      }
       break;
     }
     case 'node':

@@ -1,9 +1,10 @@
 /**
  * ODL programmed with what the NetworkPolicy translation wants for a cluster, through the same
- * plans the watcher executes (the pods' keys carry their port security, `network-policy` every
- * ACL), written into an empty ODL in dependency order: ACLs (membership groups first, as the
- * plan orders them), then the pod network (test/helpers/desired-writes.ts). For tests that
- * need policy-enforcing ODL config before or beside a running watcher.
+ * plans the watcher executes (the pods' keys carry their port security, `network-policy` the
+ * shared ACLs, each policy's `acl-policy/` key its own), written into an empty ODL in
+ * dependency order: ACLs (membership groups first, as the plans order them), then the pod
+ * network (test/helpers/desired-writes.ts). For tests that need policy-enforcing ODL config
+ * before or beside a running watcher.
  */
 import type { V1NetworkPolicy } from '@kubernetes/client-node';
 import { aclEntry, type Acl } from '../../src/netvirt/acl.js';
@@ -18,7 +19,7 @@ import {
   type TranslateSettings,
   type WriteOp,
 } from '../../src/netvirt/index.js';
-import { NETWORK_POLICY_KEY, podKey } from '../../src/netvirt/keys.js';
+import { aclPolicyKey, NETWORK_POLICY_KEY, podKey } from '../../src/netvirt/keys.js';
 import { planNetvirtKey } from '../../src/netvirt/plan-netvirt.js';
 import { readPolicy } from '../../src/netvirt/policy/spec.js';
 import { PolicyIndex } from '../../src/netvirt/policy/translate.js';
@@ -46,7 +47,13 @@ export function policyDesired(
   });
   const labels = new Map(view.namespaces.map((n) => [n.metadata?.name ?? '', n.metadata?.labels ?? {}]));
   const index = new PolicyIndex(settings.clusterName, settings.profile, specs, (ns) => labels.get(ns));
-  const inputs = { ...clusterPlanInputs(view, settings), policy: () => index, acls: () => [] };
+  // One tag reservation for every ACL key, as the watcher's: each key allocates new tags alone.
+  const inputs = {
+    ...clusterPlanInputs(view, settings),
+    policy: () => index,
+    acls: () => [],
+    aclTagReservations: new Map<string, number>(),
+  };
   const desired = translateCluster(view, settings);
   for (const name of desired.interfaces.keys()) {
     const [ns, pod] = name.split(':');
@@ -54,8 +61,12 @@ export function policyDesired(
     const entry = planNetvirtKey(podKey(ns, pod), inputs).entries.find((e) => e.kind === 'interface');
     if (entry?.want === 'present') desired.interfaces.set(name, entry.desired as Interface);
   }
-  const acls = planNetvirtKey(NETWORK_POLICY_KEY, inputs).entries.flatMap((e) =>
-    e.kind === 'acl' && e.want === 'present' ? [e.desired as Acl] : [],
+  // The shared key first (membership groups), then every policy's own key.
+  const keys = [NETWORK_POLICY_KEY, ...index.policies.map((p) => aclPolicyKey(p.namespace, p.name))];
+  const acls = keys.flatMap((key) =>
+    planNetvirtKey(key, inputs).entries.flatMap((e) =>
+      e.kind === 'acl' && e.want === 'present' ? [e.desired as Acl] : [],
+    ),
   );
   return { desired, index, acls };
 }

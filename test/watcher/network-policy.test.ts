@@ -83,27 +83,61 @@ for (const profile of PROFILES) {
       cleanups = [];
     });
 
-    it('applies, follows labels, restarts quietly, reports what it cannot express and cleans up', async () => {
+    /** An environment with one node, namespace x and its pod web. */
+    const envWithWeb = async (): Promise<Env> => {
       const env = await startEnv({ profile, dialect: profile === 'sodium' ? 'bierman02' : 'rfc8040' });
       cleanups.push(() => env.close());
       await createNode(env, NODE, '192.168.56.101', '10.244.1.0/24');
       await createNamespace(env, 'x');
-      await createNamespace(env, 'y');
       await createPod(env, 'x', 'web', '10.244.1.10', { app: 'web' });
+      return env;
+    };
+
+    /** A watcher enforcing NetworkPolicy, ready and idle. */
+    const startEnforcing = async (env: Env, events = new RecordedEvents()): Promise<Watcher> => {
+      const w = await startTestWatcher(env, { networkPolicyEnforcement: 'on' }, { events });
+      cleanups.push(() => w.close());
+      await w.ready();
+      await w.idle();
+      return w;
+    };
+
+    /** POLICY created, and its ACL and peer group in ODL. */
+    const applyPolicy = async (env: Env, watcher: Watcher): Promise<NetworkingV1Api> => {
+      const net = env.kc.makeApiClient(NetworkingV1Api);
+      await net.createNamespacedNetworkPolicy({ namespace: 'x', body: POLICY });
+      await waitFor(async () => (await readAcls(env)).length === 5, {
+        what: 'the policy ACL and its peer group',
+        timeoutMs: 20_000,
+      });
+      await watcher.idle();
+      return net;
+    };
+
+    /** ODL back to the ACLs and port security it held before the policy. */
+    const backTo = async (
+      env: Env,
+      watcher: Watcher,
+      acls: Acl[],
+      security: Record<string, unknown>,
+      what: string,
+    ): Promise<void> => {
+      await waitFor(async () => (await readAcls(env)).length === acls.length, { what, timeoutMs: 20_000 });
+      await watcher.idle();
+      assert.deepEqual(await readAcls(env), acls);
+      assert.deepEqual(await interfaceAcls(env), security);
+    };
+
+    it('applies, follows labels, restarts quietly, reports what it cannot express and cleans up', async () => {
+      const env = await envWithWeb();
+      await createNamespace(env, 'y');
       // Bystanders: the size of the cluster must not show in the writes of one relabelling.
       for (let i = 0; i < 8; i++)
         await createPod(env, i % 2 ? 'x' : 'y', `other-${i}`, `10.244.1.${20 + i}`, { app: 'other' });
       await createPod(env, 'x', 'client', '10.244.1.11', {});
 
       const events = new RecordedEvents();
-      const start = async (): Promise<Watcher> => {
-        const w = await startTestWatcher(env, { networkPolicyEnforcement: 'on' }, { events });
-        cleanups.push(() => w.close());
-        await w.ready();
-        await w.idle();
-        return w;
-      };
-      let watcher = await start();
+      let watcher = await startEnforcing(env, events);
       const aclsBefore = await readAcls(env);
       const securityBefore = await interfaceAcls(env);
       assert.equal(aclsBefore.length, 3, 'allow-all both ways and the node ACL, before any policy');
@@ -113,13 +147,7 @@ for (const profile of PROFILES) {
           `port security on ${name}`,
         );
 
-      const net = env.kc.makeApiClient(NetworkingV1Api);
-      await net.createNamespacedNetworkPolicy({ namespace: 'x', body: POLICY });
-      await waitFor(async () => (await readAcls(env)).length === 5, {
-        what: 'the policy ACL and its peer group',
-        timeoutMs: 20_000,
-      });
-      await watcher.idle();
+      const net = await applyPolicy(env, watcher);
       const acls = await readAcls(env);
       const rules = acls.map((a) => liveAces(a).length).sort((a, b) => a - b);
       // The group (no rules), the node (its address in and out), allow-all (2 families each),
@@ -163,7 +191,7 @@ for (const profile of PROFILES) {
       // A restart over the ODL it left writes nothing.
       await watcher.close();
       const total = Object.values(env.emu.counters().writes).reduce((a, b) => a + b, 0);
-      watcher = await start();
+      watcher = await startEnforcing(env, events);
       assert.equal(
         Object.values(env.emu.counters().writes).reduce((a, b) => a + b, 0),
         total,
@@ -176,13 +204,23 @@ for (const profile of PROFILES) {
         { name: 'client', namespace: 'x', body: { metadata: { labels: null } } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       );
-      await waitFor(async () => (await readAcls(env)).length === 3, {
-        what: 'the policy ACLs gone',
-        timeoutMs: 20_000,
-      });
-      await watcher.idle();
-      assert.deepEqual(await readAcls(env), aclsBefore);
-      assert.deepEqual(await interfaceAcls(env), securityBefore);
+      await backTo(env, watcher, aclsBefore, securityBefore, 'the policy ACLs gone');
+    });
+
+    it('removes what a policy left that was deleted while the watcher was down', async () => {
+      const env = await envWithWeb();
+      await createPod(env, 'x', 'client', '10.244.1.11', { role: 'client' });
+      let watcher = await startEnforcing(env);
+      const aclsBefore = await readAcls(env);
+      const securityBefore = await interfaceAcls(env);
+      const net = await applyPolicy(env, watcher);
+
+      // Down while the policy goes: on restart no policy names its ACLs any more; only the
+      // sweep, which knows every desired name, can tell they are for nothing.
+      await watcher.close();
+      await net.deleteNamespacedNetworkPolicy({ name: 'web', namespace: 'x' });
+      watcher = await startEnforcing(env);
+      await backTo(env, watcher, aclsBefore, securityBefore, 'the orphaned policy ACL and peer group gone');
     });
   });
 }

@@ -81,8 +81,52 @@ export function resolveNamedPort(pod: V1Pod, port: NamedPort): number | undefine
 
 const podLabels = (pod: V1Pod): Labels => pod.metadata?.labels ?? {};
 
+/**
+ * The pods ACLs are computed over, by namespace (the watcher's view indexes them so): a policy
+ * selects pods of its own namespace only, and a peer group names namespaces, so no computation
+ * scans every pod of the cluster per policy.
+ */
+export interface PodSource {
+  inNamespace(namespace: string): readonly V1Pod[];
+  namespaces(): Iterable<string>;
+}
+
+/** A pod list as a `PodSource`. */
+export function podSourceOf(pods: readonly V1Pod[]): PodSource {
+  const byNamespace = new Map<string, V1Pod[]>();
+  for (const pod of pods) {
+    const ns = pod.metadata?.namespace ?? '';
+    const list = byNamespace.get(ns);
+    if (list) list.push(pod);
+    else byNamespace.set(ns, [pod]);
+  }
+  return { inNamespace: (ns) => byNamespace.get(ns) ?? [], namespaces: () => byNamespace.keys() };
+}
+
+/** One computation's view of the pods: members of a group are looked up once per group. */
+class Pods {
+  private readonly members = new Map<string, V1Pod[]>();
+  constructor(
+    readonly source: PodSource,
+    private readonly index: PolicyIndex,
+  ) {}
+
+  of(group: PodGroup): V1Pod[] {
+    let out = this.members.get(group.id);
+    if (!out) this.members.set(group.id, (out = this.index.members(group, this.source)));
+    return out;
+  }
+}
+
+const asSource = (pods: readonly V1Pod[] | PodSource): PodSource =>
+  Array.isArray(pods) ? podSourceOf(pods) : (pods as PodSource);
+
 export class PolicyIndex {
   readonly policies: readonly PolicySpec[];
+  /** The policies of each namespace (a policy selects pods of its own namespace only). */
+  private readonly byNamespace = new Map<string, PolicySpec[]>();
+  /** ACL names by what they stand for: a name is a hash, and pods ask for theirs often. */
+  private readonly names = new Map<string, string>();
   /** Peer groups rules name, by id: each has a membership ACL. */
   private readonly groups = new Map<string, PodGroup>();
   /** Groups an egress named port splits by number: group id → the group and its named ports. */
@@ -95,6 +139,11 @@ export class PolicyIndex {
     private readonly namespaceLabels: (ns: string) => Labels | undefined,
   ) {
     this.policies = [...policies].sort((a, b) => a.uid.localeCompare(b.uid));
+    for (const p of this.policies) {
+      const list = this.byNamespace.get(p.namespace);
+      if (list) list.push(p);
+      else this.byNamespace.set(p.namespace, [p]);
+    }
     for (const p of this.policies)
       for (const dir of DIRECTIONS)
         for (const rule of p.rules[dir] ?? []) {
@@ -133,28 +182,83 @@ export class PolicyIndex {
     );
   }
 
+  /** The policies of a namespace, in the index's order. */
+  policiesIn(namespace: string): readonly PolicySpec[] {
+    return this.byNamespace.get(namespace) ?? [];
+  }
+
+  /** A policy by namespace and name. */
+  policy(namespace: string, name: string): PolicySpec | undefined {
+    return this.policiesIn(namespace).find((p) => p.name === name);
+  }
+
+  /** Whether a policy's ingress rules use named ports (its ingress ACLs depend on its pods' ports). */
+  hasIngressNamedPorts(p: PolicySpec): boolean {
+    return this.ingressNamed(p).length > 0;
+  }
+
+  /** The policies whose egress rules resolve named ports against `group`'s members. */
+  policiesNamingGroup(groupId: string): PolicySpec[] {
+    if (!this.namedGroups.has(groupId)) return [];
+    return this.policies.filter((p) =>
+      (p.rules.egress ?? []).some(
+        (r) =>
+          r.ports.some((x) => typeof x.port === 'string') &&
+          (r.peers.length === 0
+            ? groupId === ALL_PODS.id
+            : r.peers.some((x) => x.kind === 'pods' && x.group.id === groupId)),
+      ),
+    );
+  }
+
+  /** The peer groups an egress named port splits by number, with the named ports. */
+  namedPortGroups(): { group: PodGroup; ports: readonly NamedPort[] }[] {
+    return [...this.namedGroups.values()];
+  }
+
   // ---- names
 
+  private name(stable: string): string {
+    let name = this.names.get(stable);
+    if (name === undefined) this.names.set(stable, (name = aclName(this.clusterName, stable)));
+    return name;
+  }
+
   allowAllAcl(direction: PolicyDirection): string {
-    return aclName(this.clusterName, `allow-all:${direction}`);
+    return this.name(`allow-all:${direction}`);
   }
 
   nodeAcl(nodeName: string): string {
-    return aclName(this.clusterName, `node:${nodeName}`);
+    return this.name(`node:${nodeName}`);
   }
 
   policyAcl(p: PolicySpec, direction: PolicyDirection, variant: string): string {
-    return aclName(this.clusterName, `policy:${p.uid}:${direction}${variant === '' ? '' : `:${variant}`}`);
+    return this.name(`policy:${p.uid}:${direction}${variant === '' ? '' : `:${variant}`}`);
   }
 
   groupAcl(groupId: string): string {
-    return aclName(this.clusterName, `group:${groupId}`);
+    return this.name(`group:${groupId}`);
   }
 
   // ---- selection
 
   selects(p: PolicySpec, pod: V1Pod): boolean {
     return pod.metadata?.namespace === p.namespace && selectorMatches(p.podSelector, podLabels(pod));
+  }
+
+  /** The members of a group among `pods`, looking only at the namespaces it names. */
+  members(group: PodGroup, pods: PodSource): V1Pod[] {
+    const by = group.namespaces;
+    const namespaces =
+      'name' in by
+        ? [by.name]
+        : [...pods.namespaces()].filter((ns) => {
+            const labels = this.namespaceLabels(ns);
+            return labels !== undefined && selectorMatches(by.selector, labels);
+          });
+    return namespaces.flatMap((ns) =>
+      pods.inNamespace(ns).filter((pod) => selectorMatches(group.pods, podLabels(pod))),
+    );
   }
 
   inGroup(group: PodGroup, pod: V1Pod): boolean {
@@ -216,7 +320,7 @@ export class PolicyIndex {
   private bindingsOf(pod: V1Pod): string[] {
     const out: string[] = [];
     const isolated = new Set<PolicyDirection>();
-    for (const p of this.policies) {
+    for (const p of this.policiesIn(pod.metadata?.namespace ?? '')) {
       if (!this.selects(p, pod)) continue;
       for (const dir of DIRECTIONS) {
         if (!p.rules[dir]) continue;
@@ -243,21 +347,30 @@ export class PolicyIndex {
   }
 
   // ---- ACLs
+  //
+  // The ACLs fall in two parts, planned by different keys (plan-policy.ts): each policy's own
+  // (`policyAcls`), and the shared ones (`sharedAcls`: allow-all, per node, the membership ACL
+  // of every peer group). `aclNames` gives every desired name without computing a rule.
 
   /** Every ACL the cluster needs. `pods`: the pods on the network; `nodes`: with their gateway address. */
-  acls(pods: readonly V1Pod[], nodes: readonly { node: V1Node; gateway?: string }[]): PolicyAcls {
-    const out: PolicyAcls = { acls: new Map(), roles: new Map(), notes: new Map() };
-    const add = (name: string, role: AclRole, aces: Ace[]) => {
-      const unique = new Map(aces.map((a) => [a.ruleName, a]));
-      out.acls.set(name, {
-        name,
-        type: ACL_TYPE_IPV4,
-        aces: [...unique.values()].sort((a, b) => a.ruleName.localeCompare(b.ruleName)),
-      });
-      out.roles.set(name, role);
-    };
+  acls(pods: readonly V1Pod[] | PodSource, nodes: readonly NodeGateway[]): PolicyAcls {
+    const view = new Pods(asSource(pods), this);
+    const out = this.sharedAcls(view.source, nodes);
+    for (const p of this.policies) {
+      const own = this.policyAclsOver(p, view);
+      for (const [name, acl] of own.acls) out.acls.set(name, acl);
+      for (const [name, role] of own.roles) out.roles.set(name, role);
+      for (const [id, notes] of own.notes) out.notes.set(id, notes);
+    }
+    return out;
+  }
+
+  /** The ACLs every pod may be bound to whatever the policies say: allow-all, per node, per peer group. */
+  sharedAcls(pods: PodSource, nodes: readonly NodeGateway[]): PolicyAcls {
+    const out = emptyAcls();
     for (const dir of DIRECTIONS)
-      add(
+      addAcl(
+        out,
         this.allowAllAcl(dir),
         { role: 'allow-all', direction: dir },
         [4, 6].map((f) => ace(dir, ANY[f as 4 | 6])),
@@ -270,39 +383,114 @@ export class PolicyIndex {
         .map((a) => a.address);
       if (gateway) addresses.push(gateway);
       const hosts = [...new Set(addresses.filter((a) => isIP(a) !== 0).map(hostPrefix))].sort();
-      add(
+      addAcl(
+        out,
         this.nodeAcl(name),
         { role: 'node', node: name },
         DIRECTIONS.flatMap((dir) => hosts.map((h) => ace(dir, h))),
       );
     }
-    // Every peer group has its ACL, whether or not a rule ends up naming it (a named port no
-    // pod defines): its members are bound to it either way.
-    const referenced = new Set<string>(this.groups.keys());
-    for (const p of this.policies) {
-      const notes = [...p.notes];
-      const selected = pods.filter((pod) => this.selects(p, pod));
-      for (const dir of DIRECTIONS) {
-        const rules = p.rules[dir];
-        if (!rules) continue;
-        const variants =
-          dir === 'ingress' && this.ingressNamed(p).length > 0
-            ? new Map(selected.map((pod) => [this.ingressVariant(p, pod), pod]))
-            : new Map([['', undefined]]);
-        for (const [variant, sample] of variants) {
-          const aces = rules.flatMap((rule, i) =>
-            this.ruleAces(dir, rule, sample, pods, referenced, `spec.${dir}[${i}]`, notes),
-          );
-          add(
-            this.policyAcl(p, dir, variant),
-            { role: 'policy', namespace: p.namespace, name: p.name, direction: dir, variant },
-            aces,
-          );
-        }
-      }
-      if (notes.length > 0) out.notes.set(`${p.namespace}/${p.name}`, [...new Set(notes)]);
+    for (const id of this.groupIds(new Pods(pods, this)))
+      addAcl(out, this.groupAcl(id), { role: 'group', group: id }, []);
+    return out;
+  }
+
+  /**
+   * Every peer group's id, the splits of egress named ports included (one per number a member
+   * gives the name). Every peer group has its ACL, whether or not a rule ends up naming it (a
+   * named port no pod defines): its members are bound to it either way.
+   */
+  private groupIds(pods: Pods): string[] {
+    const out = new Set<string>(this.groups.keys());
+    for (const [id, { group, ports }] of this.namedGroups)
+      for (const n of ports)
+        for (const number of numbersOf(pods.of(group), n)) out.add(namedGroupId(id, n, number));
+    return [...out];
+  }
+
+  /** One policy's ACLs: per direction it isolates, and for ingress per named-port resolution. */
+  policyAcls(p: PolicySpec, pods: PodSource): PolicyAcls {
+    return this.policyAclsOver(p, new Pods(pods, this));
+  }
+
+  private policyAclsOver(p: PolicySpec, view: Pods): PolicyAcls {
+    const out = emptyAcls();
+    const notes = [...p.notes];
+    for (const [dir, variant, sample] of this.variants(p, view.source)) {
+      const aces = (p.rules[dir] ?? []).flatMap((rule, i) =>
+        this.ruleAces(dir, rule, sample, view, `spec.${dir}[${i}]`, notes),
+      );
+      addAcl(
+        out,
+        this.policyAcl(p, dir, variant),
+        { role: 'policy', namespace: p.namespace, name: p.name, direction: dir, variant },
+        aces,
+      );
     }
-    for (const id of referenced) add(this.groupAcl(id), { role: 'group', group: id }, []);
+    if (notes.length > 0) out.notes.set(`${p.namespace}/${p.name}`, [...new Set(notes)]);
+    return out;
+  }
+
+  /** A policy's ACLs as (direction, variant, a pod that resolves its named ports so). */
+  private variants(p: PolicySpec, pods: PodSource): [PolicyDirection, string, V1Pod | undefined][] {
+    const out: [PolicyDirection, string, V1Pod | undefined][] = [];
+    for (const dir of DIRECTIONS) {
+      if (!p.rules[dir]) continue;
+      if (dir !== 'ingress' || this.ingressNamed(p).length === 0) {
+        out.push([dir, '', undefined]);
+        continue;
+      }
+      const selected = pods.inNamespace(p.namespace).filter((pod) => this.selects(p, pod));
+      for (const [variant, pod] of new Map(selected.map((pod) => [this.ingressVariant(p, pod), pod])))
+        out.push([dir, variant, pod]);
+    }
+    return out;
+  }
+
+  /** The names of one policy's ACLs (no rule computed). */
+  policyAclNames(p: PolicySpec, pods: PodSource): string[] {
+    return this.variants(p, pods).map(([dir, variant]) => this.policyAcl(p, dir, variant));
+  }
+
+  /**
+   * Every ACL name the cluster needs (no rule computed), each with the policy whose ACL it is
+   * (undefined: a shared ACL). An ACL of this cluster not among them is for nothing.
+   */
+  aclNames(pods: PodSource, nodes: readonly NodeGateway[]): Map<string, PolicySpec | undefined> {
+    const out = new Map<string, PolicySpec | undefined>(
+      DIRECTIONS.map((d) => [this.allowAllAcl(d), undefined]),
+    );
+    for (const { node } of nodes)
+      if (node.metadata?.name) out.set(this.nodeAcl(node.metadata.name), undefined);
+    for (const id of this.groupIds(new Pods(pods, this))) out.set(this.groupAcl(id), undefined);
+    for (const p of this.policies) for (const name of this.policyAclNames(p, pods)) out.set(name, p);
+    return out;
+  }
+
+  /**
+   * The members of the membership ACLs `names` among `pods`, each with the ones of `names` it
+   * belongs to (make-before-break waits for them to be bound).
+   */
+  membersOfGroupAcls(names: ReadonlySet<string>, source: PodSource): Map<V1Pod, string[]> {
+    const pods = new Pods(source, this);
+    const out = new Map<V1Pod, string[]>();
+    const add = (pod: V1Pod, name: string) => {
+      const list = out.get(pod);
+      if (list) list.push(name);
+      else out.set(pod, [name]);
+    };
+    for (const [id, group] of this.groups) {
+      const name = this.groupAcl(id);
+      if (names.has(name)) for (const pod of pods.of(group)) add(pod, name);
+    }
+    for (const [id, { group, ports }] of this.namedGroups)
+      for (const pod of pods.of(group))
+        for (const n of ports) {
+          const number = resolveNamedPort(pod, n);
+          if (number === undefined) continue;
+          const name = this.groupAcl(namedGroupId(id, n, number));
+          if (names.has(name)) add(pod, name);
+        }
     return out;
   }
 
@@ -311,8 +499,7 @@ export class PolicyIndex {
     dir: PolicyDirection,
     rule: PolicyRule,
     target: V1Pod | undefined,
-    pods: readonly V1Pod[],
-    referenced: Set<string>,
+    pods: Pods,
     where: string,
     notes: string[],
   ): Ace[] {
@@ -331,12 +518,8 @@ export class PolicyIndex {
             continue;
           }
           const group = peer.kind === 'pods' ? peer.group : ALL_PODS;
-          const numbers = new Set(
-            pods.filter((pod) => this.inGroup(group, pod)).map((pod) => resolveNamedPort(pod, named)),
-          );
-          for (const n of [...numbers].filter((x): x is number => x !== undefined).sort((a, b) => a - b)) {
+          for (const n of numbersOf(pods.of(group), named)) {
             const id = namedGroupId(group.id, named, n);
-            referenced.add(id);
             for (const f of [4, 6] as const)
               out.push(
                 ace(
@@ -362,7 +545,6 @@ export class PolicyIndex {
         else if (peer.kind === 'ipBlock')
           for (const p of peer.prefixes) out.push(ace(dir, formatPrefix(p), protocol, range));
         else {
-          referenced.add(peer.group.id);
           for (const f of [4, 6] as const)
             out.push(ace(dir, ANY[f], protocol, range, this.groupAcl(peer.group.id)));
         }
@@ -374,6 +556,35 @@ export class PolicyIndex {
 
 /** Every pod of every namespace: the destinations of an egress rule without peers. */
 const ALL_PODS = podGroup({ selector: {} }, {});
+
+/** A node with its gateway address (when node gateways are on). */
+export interface NodeGateway {
+  node: V1Node;
+  gateway?: string;
+}
+
+const emptyAcls = (): PolicyAcls => ({ acls: new Map(), roles: new Map(), notes: new Map() });
+
+/** An ACL into `out`, its ACEs unique by rule name and in rule-name order. */
+function addAcl(out: PolicyAcls, name: string, role: AclRole, aces: Ace[]): void {
+  const unique = new Map(aces.map((a) => [a.ruleName, a]));
+  out.acls.set(name, {
+    name,
+    type: ACL_TYPE_IPV4,
+    aces: [...unique.values()].sort((a, b) => a.ruleName.localeCompare(b.ruleName)),
+  });
+  out.roles.set(name, role);
+}
+
+/** The numbers `pods` give a named port, ascending. */
+function numbersOf(pods: readonly V1Pod[], port: NamedPort): number[] {
+  const numbers = new Set<number>();
+  for (const pod of pods) {
+    const n = resolveNamedPort(pod, port);
+    if (n !== undefined) numbers.add(n);
+  }
+  return [...numbers].sort((a, b) => a - b);
+}
 
 const namedGroupId = (groupId: string, port: NamedPort, number: number) =>
   `${groupId};port=${namedPortId(port)}=${number}`;
