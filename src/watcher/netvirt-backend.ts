@@ -16,6 +16,7 @@ import {
   parseNetvirtKey,
   podKey,
   serviceKey,
+  vpnKey,
 } from '../netvirt/keys.js';
 import {
   readNetworkDefinition,
@@ -23,6 +24,14 @@ import {
   type NetworkDefinition,
 } from '../netvirt/network-config.js';
 import { networkInstanceName } from '../netvirt/network-names.js';
+import {
+  namespaceRoutingConflicts,
+  routedSubnet,
+  type NamespaceRoutedCandidate,
+  type RoutedSubnet,
+} from '../netvirt/network-routing.js';
+import { vpnName } from '../netvirt/names.js';
+import { subnetAllocation } from '../config/watcher-settings.js';
 import { AttachmentAllocator } from './attachment-allocator.js';
 import { networkSubnets, nodeOfNetwork } from '../netvirt/node-network.js';
 import type { DhcpNetwork } from '../netvirt/dhcp.js';
@@ -53,6 +62,12 @@ import type { WriteGuard } from './reconcile.js';
 import { subnetHoldsAddress } from './subnet-allocator.js';
 import { gatewayVpnRouteDistinguishers } from '../netvirt/gateway.js';
 
+/** A NAD's creationTimestamp as RFC 3339 ('' when unknown): a Date or, read raw, a string. */
+function createdAt(nad: NetworkAttachmentDefinition): string {
+  const t: unknown = nad.metadata?.creationTimestamp;
+  return t instanceof Date ? t.toISOString() : typeof t === 'string' ? t : '';
+}
+
 const labelsChanged = (obj: KubernetesObject, old: KubernetesObject | undefined) =>
   !old || JSON.stringify(obj.metadata?.labels ?? {}) !== JSON.stringify(old.metadata?.labels ?? {});
 
@@ -66,6 +81,8 @@ export class NetvirtBackend extends OdlBackend {
   private readonly attachments: AttachmentAllocator;
   /** NAD reads by uid and resourceVersion (every plan of a network or attachment asks). */
   private readonly definitions = new Map<string, NetworkDefinition>();
+  /** Namespace-routed networks refused for overlaps (undefined: to be computed again). */
+  private conflicts: Map<string, string> | undefined;
   private readonly gateways: boolean;
   /** Every Service route, shared by the gateway plans until a Service changes (plan-gateway.ts). */
   private routes: readonly string[] | undefined;
@@ -143,6 +160,12 @@ export class NetvirtBackend extends OdlBackend {
           ? (ns: string, name: string) => this.networkDefinition(ns, name)
           : undefined,
     });
+    Object.defineProperty(this.inputs, 'namespaceRoutedNetworks', {
+      get: () =>
+        view.includes('networkattachmentdefinitions')
+          ? (ns: string) => this.namespaceRoutedNetworks(ns)
+          : undefined,
+    });
   }
 
   /**
@@ -159,7 +182,72 @@ export class NetvirtBackend extends OdlBackend {
         state: 'invalid',
         message: `spec.config/elan: no ELAN ${JSON.stringify(elan)} exists in ODL (create it there first)`,
       };
+    if (def.state === 'odlcoe' && def.network.routing === 'namespace') {
+      const conflict = this.routingConflicts().get(`${namespace}/${name}`);
+      if (conflict !== undefined) return { state: 'invalid', message: conflict };
+    }
     return def;
+  }
+
+  /**
+   * The namespace-routed networks refused for sharing addresses with the pod network or with
+   * an older such network (network-routing.ts), computed once until a NAD or a node subnet
+   * changes.
+   */
+  private routingConflicts(): Map<string, string> {
+    if (this.conflicts) return this.conflicts;
+    const view = this.ctx.view;
+    const candidates: NamespaceRoutedCandidate[] = [];
+    for (const nad of view.networkAttachmentDefinitions()) {
+      const def = this.readDefinition(nad);
+      if (def.state !== 'odlcoe' || def.network.routing !== 'namespace') continue;
+      candidates.push({ network: def.network, created: createdAt(nad) });
+    }
+    const routed: RoutedSubnet[] = [];
+    const add = (cidr: string | undefined, what: string) => {
+      // Only what parses as a CIDR can be compared (a node's bad podCIDR is reported elsewhere).
+      const subnet = cidr === undefined ? undefined : routedSubnet(cidr, what);
+      if (subnet) routed.push(subnet);
+    };
+    if (candidates.length > 0) {
+      const allocation = subnetAllocation(this.ctx.settings);
+      if (allocation) add(allocation.clusterCidr, 'the cluster CIDR');
+      for (const node of view.nodes.list())
+        add(this.subnets.subnetFor(node), `node ${node.metadata?.name ?? '?'}'s pod subnet`);
+      for (const cidr of this.ctx.settings.serviceCidrs ?? []) add(cidr, 'the Service range');
+    }
+    this.conflicts = namespaceRoutingConflicts(candidates, routed);
+    return this.conflicts;
+  }
+
+  /** `<ns>/<name>` of the valid networks of `namespace` routed through its VPN. */
+  private namespaceRoutedNetworks(namespace: string): string[] {
+    return this.ctx.view.networkAttachmentDefinitions().flatMap((nad) => {
+      const name = nad.metadata?.name;
+      if (nad.metadata?.namespace !== namespace || !name) return [];
+      const def = this.networkDefinition(namespace, name);
+      return def?.state === 'odlcoe' && def.network.routing === 'namespace' ? [`${namespace}/${name}`] : [];
+    });
+  }
+
+  /**
+   * The keys of every namespace-routed network and of the pods selecting one: whether each is
+   * refused depends on the others and on the pod subnets (network-routing.ts).
+   */
+  private namespaceRoutedKeys(): string[] {
+    this.conflicts = undefined;
+    const keys = new Set<string>();
+    for (const nad of this.ctx.view.networkAttachmentDefinitions()) {
+      const def = this.readDefinition(nad);
+      const ns = nad.metadata?.namespace;
+      const name = nad.metadata?.name;
+      if (def.state !== 'odlcoe' || def.network.routing !== 'namespace' || !ns || !name) continue;
+      keys.add(networkKey(ns, name));
+      keys.add(vpnKey(vpnName(ns)));
+      for (const pod of this.lookup.podsSelecting(`${ns}/${name}`))
+        for (const key of keysOfPod(pod, (n) => this.ctx.view.node(n))) keys.add(key);
+    }
+    return [...keys];
   }
 
   private readDefinition(nad: NetworkAttachmentDefinition): NetworkDefinition {
@@ -185,15 +273,35 @@ export class NetvirtBackend extends OdlBackend {
   keysFor(change: ClusterChange): string[] {
     // Runs for every change, after the view took it in: the routes are computed again on demand.
     if (change.kind === 'service') this.routes = undefined;
+    const routedKeys = this.routingKeysFor(change);
     if (
       change.kind === 'networkpolicy' ||
       (change.kind === 'namespace' && labelsChanged(change.obj, change.old))
     )
       this.policies?.changed();
     const keys = netvirtKeysFor(change, this.lookup);
+    keys.push(...routedKeys);
     if (this.policyLookup) keys.push(...policyKeysFor(change, this.policyLookup));
     if (!this.gateways) return keys;
     return [...keys, ...this.gatewayKeysFor(change)];
+  }
+
+  /**
+   * A change to what namespace-routed networks may not overlap: such a NAD (old or new
+   * state), or a node's pod subnet (a node came, went or changed its podCIDR).
+   */
+  private routingKeysFor(change: ClusterChange): string[] {
+    if (change.kind === 'network') {
+      const routed = (nad: NetworkAttachmentDefinition | undefined) => {
+        const def = nad && this.readDefinition(nad);
+        return def?.state === 'odlcoe' && def.network.routing === 'namespace';
+      };
+      if (change.old?.spec?.config === change.obj.spec?.config && change.old) return [];
+      return routed(change.obj) || routed(change.old) ? this.namespaceRoutedKeys() : [];
+    }
+    if (change.kind === 'node' && change.old?.spec?.podCIDR !== change.obj.spec?.podCIDR)
+      return this.namespaceRoutedKeys();
+    return [];
   }
 
   /**
@@ -262,6 +370,8 @@ export class NetvirtBackend extends OdlBackend {
       nodeName = nodeOfNetwork(change.ref.name);
     }
     if (!nodeName) return [];
+    // The node's pod subnet changed: namespace-routed networks may overlap it now, or no longer.
+    extra.push(...this.namespaceRoutedKeys());
     if (this.gateways) extra.push(gatewayKey(nodeName));
     // The node's ACL carries its gateway's address, the second of its subnet.
     if (this.policies && this.gateways) extra.push(NETWORK_POLICY_KEY);
