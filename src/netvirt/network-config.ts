@@ -298,10 +298,11 @@ export function isReserved(subnet: NetworkSubnet, ip: string): boolean {
   return subnet.excluded.some((x) => n >= x.from && n <= x.to);
 }
 
-/** The allocatable addresses of a subnet in order, lowest first. */
-export function* subnetHosts(subnet: NetworkSubnet): Generator<string> {
+/** The allocatable addresses of a subnet in order, lowest first (from `from` on, when given). */
+export function* subnetHosts(subnet: NetworkSubnet, from?: bigint): Generator<string> {
   const r = cidrRange(subnet.cidr);
-  for (let n = r.from + 1n; n <= r.to; n += 1n) {
+  const start = from !== undefined && from > r.from ? from : r.from + 1n;
+  for (let n = start; n <= r.to; n += 1n) {
     // Jump over an excluded range at once (an IPv6 exclusion may be a /64).
     const excluded = subnet.excluded.find((x) => n >= x.from && n <= x.to);
     if (excluded) {

@@ -30,7 +30,7 @@ import {
   type NamespaceRoutedCandidate,
   type RoutedSubnet,
 } from '../netvirt/network-routing.js';
-import { vpnName } from '../netvirt/names.js';
+import { ownershipMarker, vpnName } from '../netvirt/names.js';
 import { subnetAllocation } from '../config/watcher-settings.js';
 import { AttachmentAllocator } from './attachment-allocator.js';
 import { networkSubnets, nodeOfNetwork } from '../netvirt/node-network.js';
@@ -117,6 +117,7 @@ export class NetvirtBackend extends OdlBackend {
       kube: ctx.kube,
       logger: ctx.logger,
       network: (ns, name) => this.networkDefinition(ns, name),
+      odlHolds: (name, podUid) => this.odlHoldsAttachment(name, podUid),
     });
     this.inputs = {
       settings: { ...this.translate, serviceCidrs },
@@ -261,6 +262,20 @@ export class NetvirtBackend extends OdlBackend {
     return def;
   }
 
+  /** Whether the cache holds an interface of the attachment interface `name` made for pod `podUid`. */
+  private odlHoldsAttachment(name: string, podUid: string): boolean {
+    const marker = ownershipMarker(this.translate.clusterName, 'pod', podUid);
+    const ietf = this.cache.get('interface', name) as Interface | undefined;
+    const elan = this.cache.get('elanInterface', name) as { description?: string } | undefined;
+    // A vpn-interface has no marker: it is the old pod's unless its ietf-interface is another's.
+    const vpn = this.cache.get('vpnInterface', name) !== undefined;
+    return (
+      ietf?.description === marker ||
+      elan?.description === marker ||
+      (vpn && (ietf === undefined || ietf.description === marker))
+    );
+  }
+
   /** The NADs (`<ns>/<name>`) on an ELAN made in ODL named `elan`. */
   private networksOnElan(elan: string): string[] {
     return this.ctx.view.networkAttachmentDefinitions().flatMap((nad) => {
@@ -274,6 +289,8 @@ export class NetvirtBackend extends OdlBackend {
     // Runs for every change, after the view took it in: the routes are computed again on demand.
     if (change.kind === 'service') this.routes = undefined;
     const routedKeys = this.routingKeysFor(change);
+    if (change.kind === 'pod')
+      this.attachments.podChanged(change.obj.metadata?.namespace ?? '', change.obj.metadata?.name ?? '');
     if (
       change.kind === 'networkpolicy' ||
       (change.kind === 'namespace' && labelsChanged(change.obj, change.old))
@@ -343,6 +360,9 @@ export class NetvirtBackend extends OdlBackend {
    * entry's pod-cidr may also have to be carried into the node's network (`odl`).
    */
   override keysForEntry(change: EntryChange): string[] {
+    const kind = change.ref.kind;
+    if (kind === 'interface' || kind === 'elanInterface' || kind === 'vpnInterface')
+      this.attachments.interfaceChanged(change.ref.name);
     if (
       change.ref.kind === 'elanInstance' &&
       (change.before === undefined) !== (change.after === undefined)

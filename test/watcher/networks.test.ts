@@ -346,4 +346,29 @@ describe('extra networks: refusals (sodium)', () => {
       'no VPN for the invalid NAD',
     );
   });
+
+  it("a deleted pod's addresses stay held until ODL no longer holds its interfaces", async () => {
+    const green = (pod: string, n: number) =>
+      Object.fromEntries([rec('tenant/green', 'net1', pod, `10.51.0.${n}/24`, `0a:58:0a:33:00:0${n}`)]);
+    await createAttachedPod(env, 'g1', 'n1', 'green');
+    assert.deepEqual(await recordsOf(env, 'g1'), green('g1', 2));
+    await waitFor(async () => (await networksInOdl(env)).attachments['tenant:g1@net1'] !== undefined, {
+      what: "g1's attachment in ODL",
+    });
+    // ODL answers 503 for a while: g1's attachment interfaces cannot be deleted yet.
+    env.emu.faults.outage(4, '503');
+    await deletePod(env, 'tenant', 'g1');
+    await createAttachedPod(env, 'g2', 'n1', 'green');
+    assert.deepEqual(
+      await recordsOf(env, 'g2'),
+      green('g2', 3),
+      "g1's 10.51.0.2 is not handed out while ODL still holds g1's interfaces",
+    );
+    await waitFor(async () => (await networksInOdl(env)).attachments['tenant:g1@net1'] === undefined, {
+      what: "g1's attachment gone from ODL after the outage",
+      timeoutMs: 30_000,
+    });
+    await createAttachedPod(env, 'g3', 'n1', 'green');
+    assert.deepEqual(await recordsOf(env, 'g3'), green('g3', 2), "g1's address is free once ODL let it go");
+  });
 });
