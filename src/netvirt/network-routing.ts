@@ -24,7 +24,12 @@
  */
 import { ModelValidationError } from './errors.js';
 import { parseCidr } from './names.js';
-import { cidrsOverlap, type OdlcoeNetwork } from './network-config.js';
+import {
+  cidrsOverlap,
+  type NetworkAttachmentDefinition,
+  type NetworkDefinition,
+  type OdlcoeNetwork,
+} from './network-config.js';
 
 /** A subnet the namespace VPNs already route, and what it is (for the message). */
 export interface RoutedSubnet {
@@ -78,6 +83,30 @@ export function namespaceRoutingConflicts(
       accepted.push({ cidr: s.cidr, what: `network ${refByNet(network)}'s subnet` });
   }
   return refused;
+}
+
+/** A NAD's creationTimestamp as RFC 3339 ('' when unknown): a Date or, read raw, a string. */
+export function createdAt(nad: NetworkAttachmentDefinition): string {
+  const t: unknown = nad.metadata?.creationTimestamp;
+  return t instanceof Date ? t.toISOString() : typeof t === 'string' ? t : '';
+}
+
+/**
+ * The refused namespace-routed networks among `nads` (each read with `read`), against the
+ * subnets `routed()` gives (asked only when there is a namespace-routed network at all).
+ */
+export function namespaceRoutingConflictsOf(
+  nads: readonly NetworkAttachmentDefinition[],
+  read: (nad: NetworkAttachmentDefinition) => NetworkDefinition,
+  routed: () => RoutedSubnet[],
+): Map<string, string> {
+  const candidates: NamespaceRoutedCandidate[] = [];
+  for (const nad of nads) {
+    const def = read(nad);
+    if (def.state === 'odlcoe' && def.network.routing === 'namespace')
+      candidates.push({ network: def.network, created: createdAt(nad) });
+  }
+  return candidates.length === 0 ? new Map() : namespaceRoutingConflicts(candidates, routed());
 }
 
 function firstClash(

@@ -24,12 +24,7 @@ import {
   type NetworkDefinition,
 } from '../netvirt/network-config.js';
 import { networkInstanceName } from '../netvirt/network-names.js';
-import {
-  namespaceRoutingConflicts,
-  routedSubnet,
-  type NamespaceRoutedCandidate,
-  type RoutedSubnet,
-} from '../netvirt/network-routing.js';
+import { namespaceRoutingConflictsOf, routedSubnet, type RoutedSubnet } from '../netvirt/network-routing.js';
 import { ownershipMarker, vpnName } from '../netvirt/names.js';
 import { subnetAllocation } from '../config/watcher-settings.js';
 import { AttachmentAllocator } from './attachment-allocator.js';
@@ -61,12 +56,6 @@ import { factOf, type KeyPlan } from '../netvirt/plan.js';
 import type { WriteGuard } from './reconcile.js';
 import { subnetHoldsAddress } from './subnet-allocator.js';
 import { gatewayVpnRouteDistinguishers } from '../netvirt/gateway.js';
-
-/** A NAD's creationTimestamp as RFC 3339 ('' when unknown): a Date or, read raw, a string. */
-function createdAt(nad: NetworkAttachmentDefinition): string {
-  const t: unknown = nad.metadata?.creationTimestamp;
-  return t instanceof Date ? t.toISOString() : typeof t === 'string' ? t : '';
-}
 
 const labelsChanged = (obj: KubernetesObject, old: KubernetesObject | undefined) =>
   !old || JSON.stringify(obj.metadata?.labels ?? {}) !== JSON.stringify(old.metadata?.labels ?? {});
@@ -196,28 +185,22 @@ export class NetvirtBackend extends OdlBackend {
    * changes.
    */
   private routingConflicts(): Map<string, string> {
-    if (this.conflicts) return this.conflicts;
-    const view = this.ctx.view;
-    const candidates: NamespaceRoutedCandidate[] = [];
-    for (const nad of view.networkAttachmentDefinitions()) {
-      const def = this.readDefinition(nad);
-      if (def.state !== 'odlcoe' || def.network.routing !== 'namespace') continue;
-      candidates.push({ network: def.network, created: createdAt(nad) });
-    }
-    const routed: RoutedSubnet[] = [];
-    const add = (cidr: string | undefined, what: string) => {
-      // Only what parses as a CIDR can be compared (a node's bad podCIDR is reported elsewhere).
-      const subnet = cidr === undefined ? undefined : routedSubnet(cidr, what);
-      if (subnet) routed.push(subnet);
-    };
-    if (candidates.length > 0) {
-      const allocation = subnetAllocation(this.ctx.settings);
-      if (allocation) add(allocation.clusterCidr, 'the cluster CIDR');
-      for (const node of view.nodes.list())
-        add(this.subnets.subnetFor(node), `node ${node.metadata?.name ?? '?'}'s pod subnet`);
-      for (const cidr of this.ctx.settings.serviceCidrs ?? []) add(cidr, 'the Service range');
-    }
-    this.conflicts = namespaceRoutingConflicts(candidates, routed);
+    this.conflicts ??= namespaceRoutingConflictsOf(
+      this.ctx.view.networkAttachmentDefinitions(),
+      (nad) => this.readDefinition(nad),
+      () => {
+        const routed: (RoutedSubnet | undefined)[] = [];
+        const allocation = subnetAllocation(this.ctx.settings);
+        if (allocation) routed.push(routedSubnet(allocation.clusterCidr, 'the cluster CIDR'));
+        for (const node of this.ctx.view.nodes.list()) {
+          const subnet = this.subnets.subnetFor(node);
+          if (subnet) routed.push(routedSubnet(subnet, `node ${node.metadata?.name ?? '?'}'s pod subnet`));
+        }
+        for (const cidr of this.ctx.settings.serviceCidrs ?? [])
+          routed.push(routedSubnet(cidr, 'the Service range'));
+        return routed.filter((r): r is RoutedSubnet => r !== undefined);
+      },
+    );
     return this.conflicts;
   }
 
