@@ -21,22 +21,15 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import {
   CoreV1Api,
-  KubeConfig,
   PatchStrategy,
   setHeaderOptions,
   type V1NetworkPolicy,
   type V1Pod,
 } from '@kubernetes/client-node';
-import { createLogger } from '../../src/common/log.js';
-import { createRegistry } from '../../src/common/metrics.js';
-import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/config/watcher-settings.js';
-import { startEmulator } from '../../src/emulator/server.js';
-import { startKubeSim } from '../../src/kubesim/server.js';
 import { readPolicy, type PolicySpec } from '../../src/netvirt/policy/spec.js';
 import { podSourceOf, PolicyIndex } from '../../src/netvirt/policy/translate.js';
 import type { Profile } from '../../src/netvirt/profile.js';
-import type { EventRecorder } from '../../src/watcher/events.js';
-import { startWatcher } from '../../src/watcher/watcher.js';
+import { seconds, startWatcherRun } from '../common/watcher-run.js';
 
 /** Every flag takes a value; these are the defaults. */
 const DEFAULTS = {
@@ -135,8 +128,6 @@ function cluster(): { items: unknown[]; pods: V1Pod[]; policies: V1NetworkPolicy
   return { items, pods, policies };
 }
 
-const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-
 async function main(): Promise<void> {
   const { items, pods, policies } = cluster();
 
@@ -170,38 +161,14 @@ async function main(): Promise<void> {
     `per key: sweep (${names.size} names, no rule) ${(t2 - t1).toFixed(1)} ms; one policy's ACLs ${perPolicy.toFixed(2)} ms on average`,
   );
 
-  const logger = createLogger('bench', process.env.ODLCOE_LOG_LEVEL ?? 'silent');
-  const sim = await startKubeSim({ port: 0, logger });
-  const emu = await startEmulator({ port: 0, profile: o.profile, logger, fillParentInterface: true });
-  sim.seed(items);
-  const kc = new KubeConfig();
-  kc.loadFromString(sim.kubeconfig());
-  const writes = () => ({ ...emu.counters().writes });
-  const silent: EventRecorder = { warning: () => undefined };
-  const settings: WatcherSettings = {
-    ...DEFAULT_SETTINGS,
-    clusterName: 'bench',
+  const run = await startWatcherRun({
     profile: o.profile,
-    dialect: 'rfc8040',
-    routeTarget: '64512:1',
-    rdAdministrator: '64512',
-    subnetSource: 'podCIDR',
-    resyncPeriodMs: 0,
-    networkPolicyEnforcement: 'on',
-  };
-  const started = performance.now();
-  const watcher = await startWatcher({
-    settings,
-    kubeConfig: kc,
-    odl: { baseUrl: emu.url, auth: { kind: 'basic', user: 'admin', password: 'admin' } },
-    registry: createRegistry(),
-    logger,
-    events: silent,
+    items,
+    timeoutMs: o.timeoutMs,
+    settings: { networkPolicyEnforcement: 'on' },
   });
-  const timeout = setTimeout(() => {
-    console.error(`timed out after ${seconds(o.timeoutMs)}`);
-    process.exit(1);
-  }, o.timeoutMs);
+  const { emu, kc, watcher, started } = run;
+  const writes = () => ({ ...emu.counters().writes });
   try {
     await watcher.ready();
     await watcher.idle();
@@ -228,10 +195,7 @@ async function main(): Promise<void> {
       `relabel one pod: ${seconds(performance.now() - relabelled)}; ACL writes ${delta('ietf-access-control-list')}, interface writes ${delta('ietf-interfaces')}`,
     );
   } finally {
-    clearTimeout(timeout);
-    await watcher.close();
-    await emu.close();
-    await sim.close();
+    await run.close();
   }
 }
 

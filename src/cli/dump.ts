@@ -1,6 +1,7 @@
 /**
  * `odlcoectl dump`: what this cluster owns in ODL, as a tree: VPN (namespace) → ELAN (node ×
- * namespace) → interfaces (pods), plus the k8s-node entries. Reads ODL only. Foreign entries
+ * namespace) → interfaces (pods), plus the extra networks (ELAN, VPN, attachments), the node
+ * gateways and networks, and the k8s-node entries. Reads ODL only. Foreign entries
  * are left out (counted), entries that do not parse are reported; pieces that do not hang
  * together (an ELAN whose namespace has no VPN, an interface whose ELAN is not ours) are
  * listed on their own instead of being dropped, since that is exactly what an operator looks for.
@@ -26,6 +27,11 @@ import {
   parseOwnershipMarker,
   vpnName,
 } from '../netvirt/names.js';
+import {
+  attachmentOfInterfaceName,
+  isNetworkInstanceName,
+  networkOfInstanceName,
+} from '../netvirt/network-names.js';
 import { vpnRouteDistinguisher, vpnRouteDistinguishers, type OwnerContext } from '../netvirt/ownership.js';
 import type { VpnInstance, VpnInterface } from '../netvirt/vpn.js';
 import type { EntryStore, UnparsedEntry } from '../odl/entry-store.js';
@@ -117,6 +123,26 @@ export interface DumpGateway {
   routes: DumpRoute[];
 }
 
+/**
+ * An extra network's ODL objects: its ELAN `odlcoe-net.<ns>.<nad>` (or an ELAN made in ODL that
+ * attachments of ours join), its own VPN when routed `vpn`, and the pods' attachment interfaces
+ * `<ns>:<pod>@<if>` in it (each with the VPN its vpn-interface is in: the network's own, its
+ * namespace's, or none).
+ */
+export interface DumpNetwork {
+  /** The ELAN. */
+  name: string;
+  /** The NAD `<ns>/<name>`; null for an ELAN made in ODL. */
+  nad: string | null;
+  /** From the ELAN's marker; null for an ELAN made in ODL (or none of ours). */
+  nadUid: string | null;
+  /** Whether odlcoe holds the ELAN (false: made in ODL, or missing). */
+  elanOwned: boolean;
+  /** The network's own VPN (`"routing": "vpn"`), null when ODL holds none of ours. */
+  vpn: { name: string; routeDistinguisher: string | null } | null;
+  attachments: DumpInterface[];
+}
+
 export interface DumpTree {
   cluster: string;
   profile: string;
@@ -125,6 +151,8 @@ export interface DumpTree {
   elansWithoutVpn: DumpElan[];
   /** Owned interfaces whose elan-interface is missing or names an ELAN that is not ours. */
   interfacesWithoutElan: DumpInterface[];
+  /** Extra networks (NADs): their ELANs and VPNs, and the pods' attachments; not in the pod tree. */
+  networks: DumpNetwork[];
   /** k8s-node entries (where ODL has the COE models). */
   k8sNodes: DumpK8sNode[];
   /** Node networks `odlcoe-node:<node>` (dhcp_allocation_pool): each node's pod subnet. */
@@ -150,6 +178,8 @@ function splitElanName(name: string): { nodeIp: string; namespace: string } {
 
 /** `<namespace>:<pod>` split at the first `:` (namespaces never contain one). */
 function splitInterfaceName(name: string): { namespace: string; pod: string } {
+  const a = attachmentOfInterfaceName(name);
+  if (a) return { namespace: a.namespace, pod: `${a.pod}@${a.ifname}` };
   const i = name.indexOf(':');
   return i < 0 ? { namespace: '', pod: name } : { namespace: name.slice(0, i), pod: name.slice(i + 1) };
 }
@@ -199,8 +229,18 @@ export function buildDump(
         .filter((e) => isGatewayName(e.name))
         .map((e) => [e.name, e]),
     );
+  // Extra networks' instances and attachments have a section of their own too.
+  const ofNetworks = (name: string) =>
+    isNetworkInstanceName(name) || attachmentOfInterfaceName(name) !== undefined;
   const owned = <T extends { name: string }>(kind: string) =>
-    all<T>(kind).filter((e) => !isGatewayName(e.name) && e.name !== GATEWAY_VPN);
+    all<T>(kind).filter((e) => !isGatewayName(e.name) && e.name !== GATEWAY_VPN && !ofNetworks(e.name));
+  const networks = buildNetworks(
+    all<ElanInstance>('elanInstance').filter((e) => isNetworkInstanceName(e.name)),
+    all<VpnInstance>('vpnInstance').filter((v) => isNetworkInstanceName(v.name)),
+    all<Interface>('interface').filter((i) => attachmentOfInterfaceName(i.name) !== undefined),
+    new Map(all<ElanInterface>('elanInterface').map((e) => [e.name, e])),
+    new Map(all<VpnInterface>('vpnInterface').map((e) => [e.name, e])),
+  );
   const ifaces = owned<Interface>('interface');
   const elanIfs = new Map(owned<ElanInterface>('elanInterface').map((e) => [e.name, e]));
   const vpnIfs = new Map(owned<VpnInterface>('vpnInterface').map((e) => [e.name, e]));
@@ -302,6 +342,7 @@ export function buildDump(
     vpns: [...vpnNodes.values()].sort(byName),
     elansWithoutVpn: elansWithoutVpn.sort(byName),
     interfacesWithoutElan: interfacesWithoutElan.sort(byName),
+    networks,
     k8sNodes,
     nodeNetworks,
     gateways,
@@ -314,6 +355,50 @@ export function buildDump(
       .sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name)),
     ...(others.length > 0 ? { objects } : {}),
   };
+}
+
+/** The extra networks: each ELAN of ours or joined by an attachment of ours, with its VPN and attachments. */
+function buildNetworks(
+  elans: ElanInstance[],
+  vpns: VpnInstance[],
+  attachments: Interface[],
+  elanIfs: Map<string, ElanInterface>,
+  vpnIfs: Map<string, VpnInterface>,
+): DumpNetwork[] {
+  const out = new Map<string, DumpNetwork>();
+  const networkOf = (elan: string): DumpNetwork => {
+    let n = out.get(elan);
+    if (!n) {
+      const nad = networkOfInstanceName(elan);
+      n = {
+        name: elan,
+        nad: nad ? `${nad.namespace}/${nad.name}` : null,
+        nadUid: null,
+        elanOwned: false,
+        vpn: null,
+        attachments: [],
+      };
+      out.set(elan, n);
+    }
+    return n;
+  };
+  for (const e of elans) {
+    const n = networkOf(e.name);
+    n.elanOwned = true;
+    n.nadUid = parseOwnershipMarker(e.description)?.uid ?? null;
+  }
+  for (const v of vpns)
+    networkOf(v.name).vpn = { name: v.name, routeDistinguisher: vpnRouteDistinguisher(v) ?? null };
+  const lost: DumpInterface[] = [];
+  for (const i of attachments) {
+    const node = interfaceOf(i.name, i.description, elanIfs.get(i.name), vpnIfs.get(i.name));
+    if (node.elanInstance === null) lost.push(node);
+    else networkOf(node.elanInstance).attachments.push(node);
+  }
+  // Attachments without an elan-interface: under a network named by nothing ('-').
+  if (lost.length > 0) networkOf('-').attachments.push(...lost);
+  for (const n of out.values()) n.attachments.sort(byName);
+  return [...out.values()].sort(byName);
 }
 
 /** The gateways named by any of their four entries. */
@@ -406,6 +491,17 @@ export function renderDump(t: DumpTree): string {
   if (t.interfacesWithoutElan.length > 0) {
     out.push('', 'Interfaces without an ELAN of ours:');
     for (const i of t.interfacesWithoutElan) out.push(indent(renderInterface(i)));
+  }
+  if (t.networks.length > 0) {
+    out.push('', `extra networks: ${t.networks.length}`);
+    for (const n of t.networks) {
+      const what = n.nad
+        ? `NAD ${n.nad}${n.nadUid ? ` uid ${n.nadUid}` : ''}${n.elanOwned ? '' : ', ELAN missing'}`
+        : 'ELAN made in ODL';
+      const vpn = n.vpn ? `, vpn ${n.vpn.name} (rd ${cell(n.vpn.routeDistinguisher)})` : '';
+      out.push(`  elan ${n.name}  (${what}${vpn})`);
+      for (const i of n.attachments) out.push(indent(indent(renderInterface(i))));
+    }
   }
   out.push('', `node networks: ${t.nodeNetworks.length}`);
   if (t.nodeNetworks.length > 0)

@@ -8,6 +8,7 @@ import type { CoreV1Event, V1Namespace, V1Node, V1Pod, V1Service } from '@kubern
 import { isGone, KubeApiError, type KubeClient } from '../k8s/kube-client.js';
 import { LeaseLock } from '../k8s/lease-lock.js';
 import { WATCHER_EVENT_COMPONENT } from '../config/watcher-settings.js';
+import { NAD_API_VERSION, NAD_PLURAL, type NetworkAttachmentDefinition } from '../netvirt/network-config.js';
 
 export const PAGE_SIZE = 500;
 /** A list restarted this often because its continue token expired (410) is given up on. */
@@ -57,24 +58,43 @@ export interface KubeSnapshot {
   pods: V1Pod[];
   /** Read only when Services are routed (`services.cidrs` set): node gateways are planned then. */
   services?: V1Service[];
+  /**
+   * Every NetworkAttachmentDefinition, where the API server serves the CRD (undefined where it
+   * does not: extra networks are off, as for the watcher, and what ODL holds of them is kept).
+   */
+  networkAttachmentDefinitions?: NetworkAttachmentDefinition[];
 }
 
 /**
- * Nodes, namespaces and pods, each list complete; with `serviceCidrs` non-empty also every
- * Service (the node gateways carry their routes).
+ * Nodes, namespaces, pods and (where the CRD is served) NetworkAttachmentDefinitions, each list
+ * complete; with `serviceCidrs` non-empty also every Service (the node gateways carry their
+ * routes).
  */
 export async function readCluster(
   kube: KubeClient,
   opts: ReadOptions,
   serviceCidrs: readonly string[] = [],
 ): Promise<KubeSnapshot> {
-  const [nodes, namespaces, pods, services] = await Promise.all([
+  const [nodes, namespaces, pods, services, nads] = await Promise.all([
     listAll<V1Node>(kube, '/api/v1/nodes', opts),
     listAll<V1Namespace>(kube, '/api/v1/namespaces', opts),
     listAll<V1Pod>(kube, '/api/v1/pods', opts),
     serviceCidrs.length > 0 ? listAll<V1Service>(kube, '/api/v1/services', opts) : undefined,
+    listAll<NetworkAttachmentDefinition>(kube, `/apis/${NAD_API_VERSION}/${NAD_PLURAL}`, opts).catch(
+      (err: unknown) => {
+        // The CRD is not served: no extra networks.
+        if (err instanceof KubeApiError && err.status === 404) return undefined;
+        throw err;
+      },
+    ),
   ]);
-  return { nodes, namespaces, pods, ...(services ? { services } : {}) };
+  return {
+    nodes,
+    namespaces,
+    pods,
+    ...(services ? { services } : {}),
+    ...(nads ? { networkAttachmentDefinitions: nads } : {}),
+  };
 }
 
 /** One object by path; undefined on 404. */

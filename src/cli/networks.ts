@@ -20,6 +20,7 @@ import {
 } from '../netvirt/network-config.js';
 import { networkInstanceName } from '../netvirt/network-names.js';
 import { podAttachments } from '../netvirt/plan-network.js';
+import { attachmentVpnName } from '../netvirt/translate-network.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { listAll, readObject, type ReadOptions } from './kube-reader.js';
 import { cell, indent, table } from './render.js';
@@ -114,7 +115,8 @@ export function networkViews(
       routes: n.routes,
       attachments,
     };
-    if (n.routing === 'vpn') view.vpn = networkInstanceName(namespace, name);
+    const vpn = attachmentVpnName(n);
+    if (vpn !== undefined) view.vpn = vpn;
     out.push(view);
   }
   return out.sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
@@ -161,7 +163,8 @@ export function renderNetworkList(views: readonly NetworkView[]): string {
 export function renderNetwork(v: NetworkView): string {
   const lines = [`network ${v.namespace}/${v.name}: ${v.state}${v.problem ? ` (${v.problem})` : ''}`];
   if (v.state === 'valid') {
-    lines.push(`  routing  ${cell(v.routing)}${v.vpn ? `, VPN ${v.vpn}` : ''}`);
+    const vpnOwner = v.routing === 'namespace' ? ` (namespace ${v.namespace}'s)` : '';
+    lines.push(`  routing  ${cell(v.routing)}${v.vpn ? `, VPN ${v.vpn}${vpnOwner}` : ''}`);
     lines.push(
       `  ELAN     ${cell(v.elan)}${v.elanMadeInOdl ? ' (made in ODL, never written by odlcoe)' : ''}`,
     );

@@ -8,6 +8,9 @@ import type { Acl } from '../netvirt/acl.js';
 import type { V1Node } from '@kubernetes/client-node';
 import { networkSubnets, nodeNetworkName } from '../netvirt/node-network.js';
 import { netvirtClusterKeys } from '../netvirt/keys.js';
+import { readNetworkDefinition, type NetworkDefinition } from '../netvirt/network-config.js';
+import { networkInstanceName } from '../netvirt/network-names.js';
+import { namespaceRoutingConflictsOf, routedSubnet, type RoutedSubnet } from '../netvirt/network-routing.js';
 import type { OwnerContext } from '../netvirt/ownership.js';
 import { recoverRouteDistinguishers, vpnRouteDistinguisher } from '../netvirt/ownership.js';
 import type { NetvirtPlanInputs } from '../netvirt/plan-netvirt.js';
@@ -76,8 +79,22 @@ function nodeSubnets(kube: KubeSnapshot, odl: OdlView, source: SubnetSource): Ma
  * Namespace → RD: the RD its VPN already has in ODL, else the one the watcher's allocator
  * would hand out next (RDs held by any VPN in ODL, ours or not, count as taken).
  */
-function routeDistinguishers(kube: KubeSnapshot, odl: OdlView, settings: PlanSettings): Map<string, string> {
+function routeDistinguishers(
+  kube: KubeSnapshot,
+  odl: OdlView,
+  settings: PlanSettings,
+  networks: NetworkInputs | undefined,
+): Map<string, string> {
   const needing = namespacesNeedingVpn(kube.pods);
+  // Routed networks: a `vpn` one's own VPN (its name is its id in the allocator), a `namespace`
+  // one's namespace VPN.
+  for (const nad of kube.networkAttachmentDefinitions ?? []) {
+    const ns = nad.metadata?.namespace ?? '';
+    const def = networks?.networkDefinition(ns, nad.metadata?.name ?? '');
+    if (def?.state !== 'odlcoe') continue;
+    if (def.network.routing === 'vpn') needing.add(networkInstanceName(ns, def.network.name));
+    if (def.network.routing === 'namespace') needing.add(ns);
+  }
   const vpns = [...odl.values('vpnInstance')];
   const existing = recoverRouteDistinguishers(vpns, needing, ownerContextOf(settings));
   const known = new Set(existing.values());
@@ -89,12 +106,63 @@ function routeDistinguishers(kube: KubeSnapshot, odl: OdlView, settings: PlanSet
     .byNamespace;
 }
 
-function clusterObjects(kube: KubeSnapshot, odl: OdlView, settings: PlanSettings) {
+type NetworkInputs = Required<Pick<NetvirtPlanInputs, 'networkDefinition' | 'namespaceRoutedNetworks'>>;
+
+/**
+ * The NADs as the watcher reads them (undefined where the API server does not serve them): a
+ * network on an ELAN made in ODL is invalid while the snapshot has no such ELAN, and a
+ * namespace-routed one that overlaps the pod subnets known here (every node's, the Service
+ * ranges; odlcoectl does not know the watcher's cluster CIDR) or an older such network is
+ * refused (network-routing.ts).
+ */
+function networkInputs(kube: KubeSnapshot, odl: OdlView, settings: PlanSettings): NetworkInputs | undefined {
+  const nads = kube.networkAttachmentDefinitions;
+  if (!nads) return undefined;
+  const byRef = new Map(nads.map((n) => [`${n.metadata?.namespace ?? ''}/${n.metadata?.name ?? ''}`, n]));
+  const conflicts = namespaceRoutingConflictsOf(nads, readNetworkDefinition, () => {
+    const routed = [...nodeSubnets(kube, odl, settings.subnetSource)].map(([node, cidr]) =>
+      routedSubnet(cidr, `node ${node}'s pod subnet`),
+    );
+    for (const cidr of settings.serviceCidrs ?? []) routed.push(routedSubnet(cidr, 'the Service range'));
+    return routed.filter((r): r is RoutedSubnet => r !== undefined);
+  });
+  const networkDefinition = (ns: string, name: string): NetworkDefinition | undefined => {
+    const nad = byRef.get(`${ns}/${name}`);
+    if (!nad) return undefined;
+    const def = readNetworkDefinition(nad);
+    if (def.state !== 'odlcoe') return def;
+    const elan = def.network.elan;
+    if (elan !== undefined && !odl.get('elanInstance', elan))
+      return {
+        state: 'invalid',
+        message: `spec.config/elan: no ELAN ${JSON.stringify(elan)} exists in ODL (create it there first)`,
+      };
+    const conflict = conflicts.get(`${ns}/${name}`);
+    return conflict === undefined ? def : { state: 'invalid', message: conflict };
+  };
+  return {
+    networkDefinition,
+    namespaceRoutedNetworks: (ns) =>
+      nads.flatMap((nad) => {
+        const name = nad.metadata?.name ?? '';
+        if (nad.metadata?.namespace !== ns) return [];
+        const def = networkDefinition(ns, name);
+        return def?.state === 'odlcoe' && def.network.routing === 'namespace' ? [`${ns}/${name}`] : [];
+      }),
+  };
+}
+
+function clusterObjects(
+  kube: KubeSnapshot,
+  odl: OdlView,
+  settings: PlanSettings,
+  networks: NetworkInputs | undefined,
+) {
   return {
     nodes: kube.nodes,
     namespaces: kube.namespaces,
     pods: kube.pods,
-    routeDistinguishers: routeDistinguishers(kube, odl, settings),
+    routeDistinguishers: routeDistinguishers(kube, odl, settings, networks),
     nodeSubnets: nodeSubnets(kube, odl, settings.subnetSource),
     k8sNodeModel: odl.table.has('k8sNode'),
     ...(kube.services ? { services: kube.services } : {}),
@@ -103,8 +171,14 @@ function clusterObjects(kube: KubeSnapshot, odl: OdlView, settings: PlanSettings
 
 /** The netvirt plans' inputs over a snapshot of both sides. */
 export function planInputs(kube: KubeSnapshot, odl: OdlView, settings: PlanSettings): NetvirtPlanInputs {
+  const networks = networkInputs(kube, odl, settings);
+  const inputs = clusterPlanInputs(
+    clusterObjects(kube, odl, settings, networks),
+    translateSettingsOf(settings),
+  );
   return {
-    ...clusterPlanInputs(clusterObjects(kube, odl, settings), translateSettingsOf(settings)),
+    ...inputs,
+    ...networks,
     // No policy is evaluated here: the ACL key keeps the ACLs ODL holds, neither missing nor extra.
     acls: () => odl.values('acl') as Iterable<Acl>,
   };
@@ -112,7 +186,8 @@ export function planInputs(kube: KubeSnapshot, odl: OdlView, settings: PlanSetti
 
 /** The whole cluster's desired state (the fold of its plans). */
 export function desiredState(kube: KubeSnapshot, odl: OdlView, settings: PlanSettings): DesiredState {
-  return translateCluster(clusterObjects(kube, odl, settings), translateSettingsOf(settings));
+  const networks = networkInputs(kube, odl, settings);
+  return translateCluster(clusterObjects(kube, odl, settings, networks), translateSettingsOf(settings));
 }
 
 /** Every key to plan: those the cluster names, then the owners of ODL entries of ours, sorted. */

@@ -115,7 +115,10 @@ function addNetworkCommands(
       .option('--subnet <cidr>', 'a subnet (repeat for several; replaces all subnets on update)', collect)
       .option('--gateway <ip>', "a subnet's gateway (in one of the --subnet ranges)", collect)
       .option('--exclude <ip|cidr>', 'addresses never allocated (in one of the --subnet ranges)', collect)
-      .option('--routing <l2|vpn>', 'l2 (default) or vpn (routed, its own VPN)')
+      .option(
+        '--routing <l2|vpn|namespace>',
+        "l2 (default), vpn (routed, its own VPN) or namespace (routed through its namespace's VPN)",
+      )
       .option(
         '--route <dst[,gw]>',
         'a route every attachment gets (repeat; replaces all routes on update)',

@@ -10,7 +10,8 @@ import { errorMessage } from '../common/log.js';
 import type { KubeClient } from '../k8s/kube-client.js';
 import type { Decision } from '../netvirt/decision.js';
 import type { KindContext } from '../netvirt/kind.js';
-import { podKey } from '../netvirt/keys.js';
+import { attachmentKeysOfPod, podKey } from '../netvirt/keys.js';
+import type { KeyPlan } from '../netvirt/plan.js';
 import { planNetvirtKey, planPod, type NetvirtPlanInputs } from '../netvirt/plan-netvirt.js';
 import { ownerContextOf } from '../netvirt/translate-settings.js';
 import type { OdlView } from '../odl/entry-store.js';
@@ -59,6 +60,22 @@ export interface PodProgramming {
   pendingPods: PendingPod[];
 }
 
+/** A pod's extra interface not (yet) as planned. */
+export interface PendingAttachment {
+  /** `namespace/pod/interface`. */
+  attachment: string;
+  reasons: string[];
+}
+
+/** The pods' extra interfaces (their `attachment/` keys): programmed, pending, refused. */
+export interface AttachmentProgramming {
+  programmed: number;
+  pending: number;
+  /** Refused allocations (the pod's Event says why): nothing is programmed for them by design. */
+  refused: number;
+  pendingAttachments: PendingAttachment[];
+}
+
 export interface Collision {
   kind: string;
   name: string;
@@ -84,6 +101,11 @@ export interface StatusReport {
   leader: LeaderInfo | { lease: string; error: string };
   /** null when ODL or Kubernetes could not be read completely. */
   pods: PodProgramming | null;
+  /**
+   * The pods' extra interfaces; null when ODL or Kubernetes could not be read, or the API
+   * server does not serve NetworkAttachmentDefinitions (extra networks are off).
+   */
+  attachments: AttachmentProgramming | null;
   collisions: Collision[];
   /** ODL entries that do not parse (never touched by odlcoe). */
   unparsed: { kind: string; name: string; error: string }[];
@@ -125,6 +147,53 @@ function decide(odl: OdlView, ctx: KindContext, kind: string, name: string, desi
   return odl.table.spec(kind).diff(desired, odl.get(kind, name), ctx, { name });
 }
 
+/**
+ * What ODL lacks or holds differently from a key's plan (none: programmed). `absent` entries:
+ * a pod's mean it is not complete yet (no address, no vpn-interface); an attachment's are by
+ * design (an L2 network has no vpn-interface) and count only while ODL still holds them.
+ */
+function planReasons(plan: KeyPlan, odl: OdlView, ctx: KindContext, absentPending: boolean): string[] {
+  const reasons: string[] = [];
+  for (const e of plan.entries) {
+    const label = odl.table.label(e.kind);
+    if (e.want === 'present') {
+      const r = describeDecision(label, decide(odl, ctx, e.kind, e.name, e.desired), odl, e.kind);
+      if (r) reasons.push(r);
+    } else if (e.want === 'keep') reasons.push(`${label} ${e.name} cannot be computed: ${e.why}`);
+    else if (absentPending || odl.get(e.kind, e.name) !== undefined) reasons.push(e.why);
+  }
+  return reasons;
+}
+
+/**
+ * Programmed vs pending per extra interface recorded on a pod (its `attachment/` key's plan
+ * against the ODL snapshot); undefined where NADs are not known. Pure.
+ */
+export function attachmentProgramming(
+  kube: KubeSnapshot,
+  odl: OdlView,
+  inputs: NetvirtPlanInputs,
+  ctx: KindContext,
+): AttachmentProgramming | null {
+  if (!kube.networkAttachmentDefinitions) return null;
+  const out: AttachmentProgramming = { programmed: 0, pending: 0, refused: 0, pendingAttachments: [] };
+  const keys = kube.pods.flatMap((pod) => attachmentKeysOfPod(pod)).sort();
+  for (const key of keys) {
+    const plan = planNetvirtKey(key, inputs);
+    if (plan.facts.some((f) => f.fact === 'refused')) {
+      out.refused += 1;
+      continue;
+    }
+    const reasons = planReasons(plan, odl, ctx, false);
+    if (reasons.length === 0) out.programmed += 1;
+    else {
+      out.pending += 1;
+      out.pendingAttachments.push({ attachment: key.slice('attachment/'.length), reasons });
+    }
+  }
+  return out;
+}
+
 /** Programmed vs pending per pod: pure, from the pods' plans and the ODL snapshot. */
 export function podProgramming(
   kube: KubeSnapshot,
@@ -149,15 +218,7 @@ export function podProgramming(
       out.offNetwork += 1;
       continue;
     }
-    const reasons: string[] = [];
-    for (const e of plan.entries) {
-      const label = odl.table.label(e.kind);
-      if (e.want === 'present') {
-        const r = describeDecision(label, decide(odl, ctx, e.kind, e.name, e.desired), odl, e.kind);
-        if (r) reasons.push(r);
-      } else if (e.want === 'keep') reasons.push(`${label} ${e.name} cannot be computed: ${e.why}`);
-      else reasons.push(e.why);
-    }
+    const reasons = planReasons(plan, odl, ctx, true);
     if (reasons.length === 0) out.programmed += 1;
     else {
       out.pending += 1;
@@ -236,6 +297,7 @@ export async function runStatus(
     },
     leader: { lease: `${config.lease.namespace}/${config.lease.name}`, error: 'not read' },
     pods: null,
+    attachments: null,
     gateways: null,
     collisions: [],
     unparsed: [],
@@ -305,6 +367,7 @@ export async function runStatus(
       const inputs = planInputs(cluster, odl.state, settings);
       const ctx = odl.state.context(owner);
       report.pods = podProgramming(cluster, odl.state, inputs, ctx);
+      report.attachments = attachmentProgramming(cluster, odl.state, inputs, ctx);
       if (cluster.services)
         report.gateways = [...cluster.nodes]
           .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''))
@@ -324,6 +387,7 @@ export async function runStatus(
     report.pods === null || report.errors.length > 0
       ? EXIT.unavailable
       : report.pods.pending > 0 ||
+          (report.attachments?.pending ?? 0) > 0 ||
           report.collisions.length > 0 ||
           report.unparsed.length > 0 ||
           (report.gateways ?? []).some((g) => !g.ok)
@@ -388,6 +452,17 @@ export function renderStatus(r: StatusReport): string {
         ),
       );
     }
+  }
+  if (r.attachments !== null) {
+    const a = r.attachments;
+    out.push(`Extra interfaces: ${a.programmed} programmed, ${a.pending} pending, ${a.refused} refused`);
+    if (a.pendingAttachments.length > 0)
+      out.push(
+        indentedTable(
+          ['ATTACHMENT', 'WHY'],
+          a.pendingAttachments.map((p) => [p.attachment, p.reasons.join('; ')]),
+        ),
+      );
   }
   if (r.gateways !== null) {
     const ok = r.gateways.filter((g) => g.ok).length;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { allocateAttachments, attachmentUsage, type AllocationInputs } from './attachment-allocation.js';
+import { allocateAttachments, type AllocationInputs } from './attachment-allocation.js';
+import { AttachmentHoldings } from './attachment-holdings.js';
 import { formatAttachments, parseAttachments, type AttachmentRecord } from './attachments.js';
 import { readNetworkDefinition, type NetworkDefinition } from './network-config.js';
 
@@ -27,10 +28,11 @@ const NETS: Record<string, NetworkDefinition> = {
 
 /** Inputs over NETS with what other pods hold, as recorded in their annotations. */
 function inputs(others: Record<string, Map<string, AttachmentRecord>> = {}): AllocationInputs {
-  const usage = attachmentUsage(Object.entries(others).map(([holder, records]) => ({ holder, records })));
+  const holdings = new AttachmentHoldings();
+  for (const [holder, records] of Object.entries(others)) holdings.set(holder.replace(/^pod /, ''), records);
   return {
     network: (ns, name) => NETS[`${ns}/${name}`],
-    usage: (network) => usage.get(network) ?? { ips: new Map(), macs: new Map() },
+    usage: (network) => holdings.holdings(network, `${pod.namespace}/${pod.name}`),
   };
 }
 

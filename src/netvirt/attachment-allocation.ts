@@ -25,20 +25,44 @@ import {
 import { ModelValidationError } from './errors.js';
 import { canonicalIp, cidrContains, podMac } from './names.js';
 import { attachmentInterfaceName } from './network-names.js';
-import { isReserved, subnetHosts, type NetworkDefinition, type OdlcoeNetwork } from './network-config.js';
+import type { NetworkHoldings } from './attachment-holdings.js';
+import {
+  isReserved,
+  subnetHosts,
+  type NetworkDefinition,
+  type NetworkSubnet,
+  type OdlcoeNetwork,
+} from './network-config.js';
 import { parseNetworkSelection, type NetworkSelection } from './network-selection.js';
-
-/** Addresses and MACs of one network held by attachments (value: who holds it, for messages). */
-export interface NetworkUsage {
-  ips: Map<string, string>;
-  macs: Map<string, string>;
-}
 
 export interface AllocationInputs {
   /** The NAD `<namespace>/<name>` read (undefined: no such NAD). */
   network(namespace: string, name: string): NetworkDefinition | undefined;
-  /** What attachments of other pods hold on the network `<namespace>/<name>`. */
-  usage(network: string): NetworkUsage;
+  /** What attachments of other pods hold on the network `<namespace>/<name>` (attachment-holdings.ts). */
+  usage(network: string): NetworkHoldings;
+}
+
+/**
+ * One network's holdings during one pod's allocation: the other pods' (`base`) and what this
+ * pod's attachments took so far in this call (two interfaces of one pod on one network).
+ */
+class Taken {
+  private readonly ips = new Map<string, string>();
+  private readonly macs = new Map<string, string>();
+  constructor(private readonly base: NetworkHoldings) {}
+  ip(ip: string): string | undefined {
+    return this.ips.get(ip) ?? this.base.ipHolder(ip);
+  }
+  mac(mac: string): string | undefined {
+    return this.macs.get(mac) ?? this.base.macHolder(mac);
+  }
+  take(ips: readonly string[], mac: string, holder: string): void {
+    for (const ip of ips) this.ips.set(ip, holder);
+    this.macs.set(mac, holder);
+  }
+  firstCandidate(subnet: NetworkSubnet): bigint | undefined {
+    return this.base.firstCandidate?.(subnet);
+  }
 }
 
 export const networkRef = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -63,12 +87,11 @@ export function allocateAttachments(
     return out;
   }
   // Addresses this pod's own attachments take, on top of the other pods'.
-  const mine = new Map<string, NetworkUsage>();
-  const usageOf = (network: string): NetworkUsage => {
+  const mine = new Map<string, Taken>();
+  const usageOf = (network: string): Taken => {
     let u = mine.get(network);
     if (!u) {
-      const others = inputs.usage(network);
-      u = { ips: new Map(others.ips), macs: new Map(others.macs) };
+      u = new Taken(inputs.usage(network));
       mine.set(network, u);
     }
     return u;
@@ -105,8 +128,7 @@ export function allocateAttachments(
       fail(result.reason, result.message);
       continue;
     }
-    for (const ip of result.ips) usage.ips.set(ip, holder);
-    usage.macs.set(result.mac, holder);
+    usage.take(result.ips, result.mac, holder);
     out.set(s.interface, {
       network: ref,
       interfaceName: attachmentInterfaceName(pod.namespace, pod.name, s.interface),
@@ -124,7 +146,7 @@ function allocateOne(
   net: OdlcoeNetwork,
   s: NetworkSelection,
   previous: AttachmentRecord | undefined,
-  usage: NetworkUsage,
+  usage: Taken,
 ): Allocated {
   let staticIps: string[] | undefined;
   if (s.ips !== undefined) {
@@ -137,7 +159,7 @@ function allocateOne(
     const mac = s.mac.toLowerCase();
     if (!isUnicastMac(mac))
       return { reason: 'malformed-mac', message: `mac ${JSON.stringify(s.mac)} is not a unicast 48-bit MAC` };
-    const by = usage.macs.get(mac);
+    const by = usage.mac(mac);
     if (by !== undefined) return { reason: 'mac-taken', message: `mac ${mac} is held by ${by}` };
     staticMac = mac;
   }
@@ -160,7 +182,7 @@ function allocateOne(
     }
   }
   const mac = staticMac ?? podMac(ips[0] ?? '');
-  const by = usage.macs.get(mac);
+  const by = usage.mac(mac);
   if (by !== undefined)
     return { reason: 'mac-taken', message: `mac ${mac} (derived from ${ips[0] ?? '?'}) is held by ${by}` };
   return { ips, mac };
@@ -169,7 +191,7 @@ function allocateOne(
 function checkStaticIps(
   net: OdlcoeNetwork,
   requested: readonly string[],
-  usage: NetworkUsage,
+  usage: Taken,
 ): { ips: string[] } | { reason: AttachmentErrorReason; message: string } {
   const ips: string[] = [];
   for (const value of requested) {
@@ -196,7 +218,7 @@ function checkStaticIps(
         reason: 'ip-taken',
         message: `${ip} is reserved by the network (${subnet.gateway === ip ? 'its gateway' : 'network or broadcast address, or excluded'})`,
       };
-    const by = usage.ips.get(ip);
+    const by = usage.ip(ip);
     if (by !== undefined) return { reason: 'ip-taken', message: `${ip} is held by ${by}` };
     if (ips.includes(ip)) return { reason: 'malformed-ip', message: `${ip} is asked for twice` };
     ips.push(ip);
@@ -228,14 +250,15 @@ function keptAllocation(
 function freeAddress(
   net: OdlcoeNetwork,
   family: 4 | 6,
-  usage: NetworkUsage,
+  usage: Taken,
   derivesMac: boolean,
 ): string | undefined {
   for (const subnet of net.subnets) {
     if (subnet.family !== family) continue;
-    for (const ip of subnetHosts(subnet)) {
-      if (usage.ips.has(ip)) continue;
-      if (derivesMac && usage.macs.has(podMac(ip))) continue;
+    // Below the first candidate everything is held or reserved: the scan starts there.
+    for (const ip of subnetHosts(subnet, usage.firstCandidate(subnet))) {
+      if (usage.ip(ip) !== undefined) continue;
+      if (derivesMac && usage.mac(podMac(ip)) !== undefined) continue;
       return ip;
     }
   }
@@ -270,23 +293,4 @@ function guessedInterfaces(networks: string): string[] {
     // Not JSON: the comma count it is.
   }
   return Array.from({ length: Math.min(count, 32) }, (_, i) => `net${i + 1}`);
-}
-
-/** What the attachments of `pods` hold, per network (allocated records only). */
-export function attachmentUsage(
-  pods: Iterable<{ holder: string; records: ReadonlyMap<string, AttachmentRecord> }>,
-): Map<string, NetworkUsage> {
-  const out = new Map<string, NetworkUsage>();
-  for (const { holder, records } of pods)
-    for (const [ifname, r] of records) {
-      if (isAttachmentFailure(r)) continue;
-      let u = out.get(r.network);
-      if (!u) {
-        u = { ips: new Map(), macs: new Map() };
-        out.set(r.network, u);
-      }
-      for (const cidr of r.ips) u.ips.set(canonicalIp(cidr.split('/')[0] ?? ''), `${holder} ${ifname}`);
-      u.macs.set(r.mac, `${holder} ${ifname}`);
-    }
-  return out;
 }

@@ -403,7 +403,7 @@ describe('diff: vpn-interface', () => {
 
   it('an entry-level change PUTs the entry with the learnt-ip adjacency and dpn-id carried (Aluminium)', () => {
     const d = diffVpnInterface(
-      { ...desired, vpnInstanceNames: [{ vpnName: 'other', associatedSubnetType: 'V4Subnet' }] },
+      { ...desired, vpnInstanceNames: [{ vpnName: 'default', associatedSubnetType: 'V4AndV6Subnets' }] },
       actual,
       ietf,
       aluminium,
@@ -417,7 +417,7 @@ describe('diff: vpn-interface', () => {
           'l3vpn-instances-interfaces:vpn-interface': [
             {
               name: 'default:nginx-1',
-              'vpn-instance-names': [{ 'vpn-name': 'other', 'associated-subnet-type': 'V4Subnet' }],
+              'vpn-instance-names': [{ 'vpn-name': 'default', 'associated-subnet-type': 'V4AndV6Subnets' }],
               'dpn-id': '1',
               'router-interface': false,
               adjacency: [
@@ -432,6 +432,40 @@ describe('diff: vpn-interface', () => {
                   ip_address: '10.11.1.77/32',
                   adjacency_type: 'learnt-ip',
                   mac_address: '0a:58:0a:0b:01:4d',
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    ]);
+  });
+
+  it('another VPN is a delete and create: nothing learnt in the old VPN rides along', () => {
+    const moved = {
+      ...desired,
+      vpnInstanceNames: [{ vpnName: 'other', associatedSubnetType: 'V4Subnet' as const }],
+    };
+    const d = diffVpnInterface(moved, actual, ietf, sodium);
+    assert.equal(d.action, 'recreate');
+    assert.deepEqual(wire(d), [
+      ['DELETE', 'l3vpn:vpn-interfaces/vpn-interface/default:nginx-1'],
+      [
+        'PUT',
+        'l3vpn:vpn-interfaces/vpn-interface/default:nginx-1',
+        {
+          'l3vpn:vpn-interface': [
+            {
+              name: 'default:nginx-1',
+              'vpn-instance-names': [{ 'vpn-name': 'other', 'associated-subnet-type': 'V4Subnet' }],
+              'router-interface': false,
+              'odl-l3vpn:adjacency': [
+                {
+                  ip_address: '10.11.1.5/32',
+                  adjacency_type: 'primary-adjacency',
+                  mac_address: '0a:58:0a:0b:01:05',
+                  subnet_id: SUBNET,
+                  subnet_gateway_ip: '10.11.1.1',
                 },
               ],
             },

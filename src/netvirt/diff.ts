@@ -17,6 +17,8 @@
  *   non-primary adjacency forward).
  * - vpn-instance whose RD changed: delete and create (`recreate`). vpnmanager keys all VPN state
  *   by RD and does not move it to a new one.
+ * - vpn-interface whose VPN changed (an extra network's routing changed): delete and create
+ *   (`recreate`), so that no adjacency of the old VPN is carried into the new one.
  */
 import { carry, canonicalJson, decide, decisionName, type Decision, type DiffOptions } from './decision.js';
 import { elanInstanceEntry, elanInterfaceEntry, type ElanInstance, type ElanInterface } from './elan.js';
@@ -317,6 +319,23 @@ export function diffVpnInterface(
           const old = actualAll.get(prefix(x.ipAddress));
           return old?.preserved && isOwnedAdjacency(old) ? { ...x, preserved: old.preserved } : x;
         };
+        const vpns = (e: VpnInterface) =>
+          e.vpnInstanceNames
+            .map((n) => n.vpnName)
+            .sort()
+            .join(',');
+        if (vpns(a) !== vpns(d))
+          // Another VPN (a network's routing changed): delete and create, so that nothing of the
+          // old VPN rides along (learnt-ip adjacencies learnt there, extra routes) and vpnmanager
+          // removes the interface from the old VPN before the new one takes its addresses,
+          // instead of its in-place swap (which waits a fixed 2 s between the two).
+          return {
+            action: 'recreate',
+            writes: [
+              deleteOp(paths.vpnInterface(d.name)),
+              putOp(paths.vpnInterface(d.name), vpnInterfaceEntry(ctx.profile, d)),
+            ],
+          };
         if (changed.some((c) => c !== 'adjacency')) {
           const merged: VpnInterface = {
             ...a,

@@ -163,6 +163,8 @@ export function netvirtClusterKeys(cluster: {
   pods: readonly V1Pod[];
   /** Given when Services are routed (service ranges configured): adds the gateway keys. */
   services?: readonly V1Service[];
+  /** Given where NADs are known: adds the network keys. */
+  networkAttachmentDefinitions?: readonly { metadata?: { namespace?: string; name?: string } }[];
 }): string[] {
   const byName = new Map(cluster.nodes.map((n) => [n.metadata?.name ?? '', n]));
   const keys = new Set<string>();
@@ -172,6 +174,12 @@ export function netvirtClusterKeys(cluster: {
   }
   for (const ns of cluster.namespaces) if (ns.metadata?.name) keys.add(vpnKey(vpnName(ns.metadata.name)));
   for (const pod of cluster.pods) for (const key of keysOfPod(pod, (n) => byName.get(n))) keys.add(key);
+  for (const nad of cluster.networkAttachmentDefinitions ?? [])
+    if (nad.metadata?.namespace && nad.metadata.name) {
+      keys.add(networkKey(nad.metadata.namespace, nad.metadata.name));
+      // A namespace-routed network needs its namespace's VPN.
+      keys.add(vpnKey(vpnName(nad.metadata.namespace)));
+    }
   if (cluster.services) {
     keys.add(GATEWAY_VPN_KEY);
     for (const node of cluster.nodes) if (node.metadata?.name) keys.add(gatewayKey(node.metadata.name));

@@ -58,6 +58,17 @@ describe('odlcoe NetworkAttachmentDefinition config', () => {
     assert.equal(d.state, 'odlcoe');
   });
 
+  it('reads a network routed through its namespace\'s VPN: a gateway as for "vpn", no VPN name limit', () => {
+    const long = 'n'.repeat(40);
+    const d = readNetworkDefinition(
+      nad({ type: 'odlcoe', routing: 'namespace', subnets: [{ cidr: '10.53.0.0/24' }] }, long, long),
+    );
+    assert.equal(d.state, 'odlcoe', 'the namespace VPN name is shortened, not the network refused');
+    if (d.state !== 'odlcoe') return;
+    assert.equal(d.network.routing, 'namespace');
+    assert.equal(d.network.subnets[0]?.gateway, '10.53.0.1');
+  });
+
   it('reads an L2 network (no gateway unless given) and one on an ELAN made in ODL', () => {
     const l2 = readNetworkDefinition(nad({ type: 'odlcoe', subnets: [{ cidr: '10.51.0.0/24' }] }));
     assert.equal(l2.state === 'odlcoe' && l2.network.routing, 'l2');
@@ -97,7 +108,11 @@ describe('odlcoe NetworkAttachmentDefinition config', () => {
     invalid({ type: 'odlcoe', subnets: [] }, /subnets: not a non-empty list/);
     invalid(
       { type: 'odlcoe', routing: 'bgp', subnets: [{ cidr: '10.0.0.0/24' }] },
-      /routing: "bgp" is not "l2" or "vpn"/,
+      /routing: "bgp" is not "l2", "vpn" or "namespace"/,
+    );
+    invalid(
+      { type: 'odlcoe', elan: 'x', routing: 'namespace', subnets: [{ cidr: '10.0.0.0/24' }] },
+      /existing ELAN is "l2"/,
     );
     invalid(
       { type: 'odlcoe', elan: 'x', routing: 'vpn', subnets: [{ cidr: '10.0.0.0/24' }] },

@@ -31,13 +31,27 @@ export const ODLCOE_CNI_TYPE = 'odlcoe';
 export interface NetworkAttachmentDefinition {
   apiVersion?: string;
   kind?: string;
-  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    /** Typed as client-node types it; a raw read (JSON) has the RFC 3339 string. */
+    creationTimestamp?: Date;
+  };
   spec?: { config?: string };
 }
 
-/** How an odlcoe network reaches beyond its L2 domain. */
-export const NETWORK_ROUTINGS = ['l2', 'vpn'] as const;
+/**
+ * How an odlcoe network reaches beyond its L2 domain: `l2` not at all; `vpn` through a VPN of
+ * its own (isolated); `namespace` through its namespace's VPN, the one the namespace's pods'
+ * primary interfaces are in (so it joins the pod network's routing domain).
+ */
+export const NETWORK_ROUTINGS = ['l2', 'vpn', 'namespace'] as const;
 export type NetworkRouting = (typeof NETWORK_ROUTINGS)[number];
+
+/** Whether the network's attachments get vpn-interfaces (in its own VPN or its namespace's). */
+export const isRouted = (net: { routing: NetworkRouting }): boolean => net.routing !== 'l2';
 
 export interface NetworkSubnet {
   /** Canonical network address and prefix (`10.50.0.0/24`). */
@@ -120,7 +134,10 @@ function readOdlcoeConfig(
     );
   const routing = raw.routing === undefined ? 'l2' : raw.routing;
   if (typeof routing !== 'string' || !(NETWORK_ROUTINGS as readonly string[]).includes(routing))
-    throw new ModelValidationError('spec.config/routing', `${JSON.stringify(routing)} is not "l2" or "vpn"`);
+    throw new ModelValidationError(
+      'spec.config/routing',
+      `${JSON.stringify(routing)} is not "l2", "vpn" or "namespace"`,
+    );
   let elan: string | undefined;
   if (raw.elan !== undefined) {
     if (typeof raw.elan !== 'string' || raw.elan === '')
@@ -179,7 +196,7 @@ function readSubnets(value: unknown, routing: NetworkRouting): NetworkSubnet[] {
     if (parsed.prefixLength > (parsed.family === 4 ? 30 : 126))
       throw new ModelValidationError(`${at}/cidr`, `${cidr} is too small for a gateway and attachments`);
     for (const other of out)
-      if (overlaps(other.cidr, cidr))
+      if (cidrsOverlap(other.cidr, cidr))
         throw new ModelValidationError(`${at}/cidr`, `${cidr} overlaps ${other.cidr}`);
     const subnet: NetworkSubnet = { cidr, family: parsed.family, excluded: [] };
     if (s.gateway !== undefined) {
@@ -189,7 +206,7 @@ function readSubnets(value: unknown, routing: NetworkRouting): NetworkSubnet[] {
       if (!cidrContains(cidr, gw) || !isHost(cidr, gw))
         throw new ModelValidationError(`${at}/gateway`, `${gw} is not a host address of ${cidr}`);
       subnet.gateway = gw;
-    } else if (routing === 'vpn') {
+    } else if (routing !== 'l2') {
       // ODL answers ARP for the gateway of a routed subnet: the first address, as for pods.
       subnet.gateway = gatewayIp(cidr);
     }
@@ -259,7 +276,8 @@ export function cidrRange(cidr: string): { from: bigint; to: bigint; family: 4 |
   return { from, to: from + (1n << bits) - 1n, family };
 }
 
-function overlaps(a: string, b: string): boolean {
+/** Whether two CIDRs share an address (of one family, one contains the other's first address). */
+export function cidrsOverlap(a: string, b: string): boolean {
   const x = cidrRange(a);
   const y = cidrRange(b);
   return x.family === y.family && x.from <= y.to && y.from <= x.to;
@@ -280,10 +298,11 @@ export function isReserved(subnet: NetworkSubnet, ip: string): boolean {
   return subnet.excluded.some((x) => n >= x.from && n <= x.to);
 }
 
-/** The allocatable addresses of a subnet in order, lowest first. */
-export function* subnetHosts(subnet: NetworkSubnet): Generator<string> {
+/** The allocatable addresses of a subnet in order, lowest first (from `from` on, when given). */
+export function* subnetHosts(subnet: NetworkSubnet, from?: bigint): Generator<string> {
   const r = cidrRange(subnet.cidr);
-  for (let n = r.from + 1n; n <= r.to; n += 1n) {
+  const start = from !== undefined && from > r.from ? from : r.from + 1n;
+  for (let n = start; n <= r.to; n += 1n) {
     // Jump over an excluded range at once (an IPv6 exclusion may be a /64).
     const excluded = subnet.excluded.find((x) => n >= x.from && n <= x.to);
     if (excluded) {

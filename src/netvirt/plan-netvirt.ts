@@ -195,30 +195,43 @@ export function namespaceOfVpn(name: string, inputs: NetvirtPlanInputs): string 
   return vpnName(name) === name ? name : undefined;
 }
 
-/** `vpn/<name>`: a namespace's VPN, needed while any pod of the namespace is on the network. */
+/**
+ * `vpn/<name>`: a namespace's VPN, needed while any pod of the namespace is on the network or
+ * a network of the namespace is routed through it (`"routing": "namespace"`: its attachments'
+ * vpn-interfaces join it, whichever namespace their pods are in).
+ */
 export function planVpn(key: string, name: string, inputs: NetvirtPlanInputs): KeyPlan {
   const ns = namespaceOfVpn(name, inputs);
   const pods = ns === undefined ? [] : usesIn(ns, inputs).filter((p) => p.use.use !== 'none');
+  const networks = ns === undefined ? [] : (inputs.namespaceRoutedNetworks?.(ns) ?? []);
   const namespace = ns === undefined ? undefined : inputs.namespace(ns);
-  const need =
-    ns === undefined
-      ? 'unneeded'
-      : vpnInstanceNeed(
-          ns,
-          namespace !== undefined,
-          pods.map((p) => p.use),
-        );
+  const uses = pods.map((p) => p.use);
+  // A routed network needs the VPN as a placed pod would.
+  if (ns !== undefined && networks.length > 0) uses.push({ use: 'unplaced', namespace: ns });
+  const need = ns === undefined ? 'unneeded' : vpnInstanceNeed(ns, namespace !== undefined, uses);
   if (need === 'keep')
     return {
       key,
-      entries: [keep('vpnInstance', name, `namespace ${ns ?? '?'} has pods but is not known yet`)],
+      entries: [
+        keep(
+          'vpnInstance',
+          name,
+          `namespace ${ns ?? '?'} has ${pods.length > 0 ? 'pods' : `networks routed through its VPN (${networks.join(', ')})`} but is not known yet`,
+        ),
+      ],
       facts: [],
     };
   if (need === 'unneeded' || ns === undefined || !namespace)
     return {
       key,
       grace: true,
-      entries: [absent('vpnInstance', name, `no pod of namespace ${ns ?? name} is on the pod network`)],
+      entries: [
+        absent(
+          'vpnInstance',
+          name,
+          `no pod of namespace ${ns ?? name} is on the pod network and no network is routed through its VPN`,
+        ),
+      ],
       facts: [],
     };
   const { rd, reassigned } = inputs.routeDistinguisher(ns);

@@ -1,7 +1,9 @@
 /**
  * The plans of extra networks (translate-network.ts has the objects):
  *
- * - `network/<ns>/<nad>`: the NAD's own ELAN and, when routed, its VPN; nothing for a NAD of
+ * - `network/<ns>/<nad>`: the NAD's own ELAN and, when routed `vpn`, its VPN (routed
+ *   `namespace`, its attachments join the namespace's VPN, which only the `vpn/` key writes and
+ *   deletes: planVpn counts such networks as needing it); nothing for a NAD of
  *   another plugin or one on an ELAN an ODL user made (that ELAN is only checked to exist); a
  *   NAD that is invalid is reported on the NAD and keeps whatever exists (nothing is written).
  * - `attachment/<ns>/<pod>/<ifname>`: one extra interface of a pod, from the allocation recorded
@@ -20,6 +22,7 @@ import {
 } from './attachments.js';
 import { ModelValidationError } from './errors.js';
 import { podNetworkEligibility } from './kube.js';
+import { vpnName } from './names.js';
 import { NAD_API_VERSION, NAD_KIND, type NetworkDefinition } from './network-config.js';
 import { attachmentInterfaceName, networkInstanceName } from './network-names.js';
 import { absent, keep, present, type EntryPlan, type KeyPlan, type KubeObjectRef } from './plan.js';
@@ -34,6 +37,12 @@ export interface NetworkPlanInputs {
    * no such NAD). The member itself is undefined where NADs are not known.
    */
   networkDefinition?(namespace: string, name: string): NetworkDefinition | undefined;
+  /**
+   * The valid networks of `namespace` routed through its VPN (`"routing": "namespace"`, as
+   * `<ns>/<name>`): they need the namespace's VPN even while it has no pod. Undefined where
+   * NADs are not known.
+   */
+  namespaceRoutedNetworks?(namespace: string): readonly string[];
   /** The RD of a VPN by its name (a network VPN's name is its id in the allocator). */
   routeDistinguisher(id: string): { rd: string; reassigned: boolean };
 }
@@ -99,7 +108,15 @@ export function planNetwork(
     };
   const plan: KeyPlan = { key, involved, entries: [present('elanInstance', instance, elan)], facts: [] };
   if (net.routing !== 'vpn') {
-    plan.entries.push(absent('vpnInstance', instance, 'the network is not routed ("l2")'));
+    plan.entries.push(
+      absent(
+        'vpnInstance',
+        instance,
+        net.routing === 'namespace'
+          ? `the network is routed through its namespace's VPN ${vpnName(namespace)} (the vpn/ key's)`
+          : 'the network is not routed ("l2")',
+      ),
+    );
     return plan;
   }
   const { rd, reassigned } = inputs.routeDistinguisher(instance);

@@ -4,10 +4,12 @@
  *
  * - the network: one cluster-wide ELAN `odlcoe-net.<ns>.<name>` (VXLAN: ELAN manager tunnels
  *   it between every switch with a member, keyed by the `elan-tag` it allocates, so no VNI
- *   allocator is needed) and, when routed, a VPN of the same name whose only route target is
- *   its own RD (it imports and exports nothing of any other VPN: the network stays isolated
- *   from the pod network and from other networks). A network on an ELAN an ODL user made has
- *   neither: the attachments join that ELAN, which odlcoe never writes.
+ *   allocator is needed) and, when routed `vpn`, a VPN of the same name whose only route target
+ *   is its own RD (it imports and exports nothing of any other VPN: the network stays isolated
+ *   from the pod network and from other networks). Routed `namespace`, it has no VPN of its
+ *   own: its attachments join the namespace's VPN (`vpnName(ns)`), which the `vpn/` key owns.
+ *   A network on an ELAN an ODL user made has neither: the attachments join that ELAN, which
+ *   odlcoe never writes.
  * - an attachment: ietf-interface, elan-interface with the static MAC entry, and on a routed
  *   network a vpn-interface with one primary adjacency per address, the subnet's gateway as
  *   `subnet_gateway_ip` (ODL answers ARP for it), all named `<ns>:<pod>@<interface>` and
@@ -18,7 +20,7 @@ import type { AttachmentAllocation } from './attachments.js';
 import type { ElanInstance, ElanInterface } from './elan.js';
 import { ModelValidationError } from './errors.js';
 import { internalPortInterface, type Interface } from './interfaces.js';
-import { canonicalIp, cidrContains, ownershipMarker } from './names.js';
+import { canonicalIp, cidrContains, ownershipMarker, vpnName } from './names.js';
 import type { OdlcoeNetwork } from './network-config.js';
 import { networkInstanceName, networkSubnetId, networkVpnName } from './network-names.js';
 import { checkRouteDistinguisher } from './route-distinguisher.js';
@@ -42,6 +44,21 @@ export function translateNetworkElan(
     external: false,
     description: ownershipMarker(settings.clusterName, 'network', net.uid),
   };
+}
+
+/**
+ * The VPN a network's attachments join: its own (`vpn`), its namespace's (`namespace`), or
+ * none (`l2`).
+ */
+export function attachmentVpnName(net: OdlcoeNetwork): string | undefined {
+  switch (net.routing) {
+    case 'vpn':
+      return networkVpnName(net.namespace, net.name);
+    case 'namespace':
+      return vpnName(net.namespace);
+    case 'l2':
+      return undefined;
+  }
 }
 
 /** The families a network's subnets have, as the VPN's address families. */
@@ -95,7 +112,8 @@ export function translateAttachment(
       description: marker,
     },
   };
-  if (net.routing !== 'vpn') return out;
+  const vpn = attachmentVpnName(net);
+  if (vpn === undefined) return out;
   const adjacencies = ips.map((ip): Adjacency => {
     const subnet = net.subnets.find((s) => cidrContains(s.cidr, ip));
     if (!subnet?.gateway)
@@ -113,7 +131,7 @@ export function translateAttachment(
   const type: AssociatedSubnetType = v4 && v6 ? 'V4AndV6Subnets' : v6 ? 'V6Subnet' : 'V4Subnet';
   out.vpnInterface = {
     name,
-    vpnInstanceNames: [{ vpnName: networkVpnName(net.namespace, net.name), associatedSubnetType: type }],
+    vpnInstanceNames: [{ vpnName: vpn, associatedSubnetType: type }],
     routerInterface: false,
     adjacencies,
   };

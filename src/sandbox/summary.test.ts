@@ -63,6 +63,7 @@ const dump: DumpTree = {
   ],
   elansWithoutVpn: [],
   interfacesWithoutElan: [],
+  networks: [],
   nodeNetworks: [
     { network: 'odlcoe-node:node-1', node: 'node-1', subnets: ['10.77.1.0/24'] },
     { network: 'odlcoe-node:node-2', node: 'node-2', subnets: ['10.77.2.0/24'] },

@@ -96,6 +96,13 @@ export function renderOdlSummary(dump: DumpTree): string[] {
     out.push('  interfaces without an ELAN (yet):');
     for (const i of dump.interfacesWithoutElan) out.push(`      ${i.namespace}/${interfaceLine(i)}`);
   }
+  for (const n of dump.networks) {
+    const vpn = n.vpn ? `, vpn-instance ${n.vpn.name}` : '';
+    out.push(
+      `  extra network ${n.nad ?? n.name}: elan-instance ${n.name}${vpn}, ${n.attachments.length} attachment${n.attachments.length === 1 ? '' : 's'}`,
+    );
+    for (const i of n.attachments) out.push(`      ${interfaceLine(i)}`);
+  }
   out.push('  node networks (dhcp_allocation_pool: the agents read their pod subnet here):');
   for (const n of dump.nodeNetworks)
     out.push(`    ${pad(n.node, 10)} ${pad(n.network, 24)} subnet ${n.subnets.join(', ') || '-'}`);

@@ -17,6 +17,7 @@ import {
   parseNetvirtKey,
   podKey,
   serviceKey,
+  vpnKey,
 } from '../netvirt/keys.js';
 import {
   readNetworkDefinition,
@@ -24,6 +25,9 @@ import {
   type NetworkDefinition,
 } from '../netvirt/network-config.js';
 import { networkInstanceName } from '../netvirt/network-names.js';
+import { namespaceRoutingConflictsOf, routedSubnet, type RoutedSubnet } from '../netvirt/network-routing.js';
+import { ownershipMarker, vpnName } from '../netvirt/names.js';
+import { subnetAllocation } from '../config/watcher-settings.js';
 import { AttachmentAllocator } from './attachment-allocator.js';
 import { networkSubnets, nodeOfNetwork } from '../netvirt/node-network.js';
 import type { DhcpNetwork } from '../netvirt/dhcp.js';
@@ -67,6 +71,8 @@ export class NetvirtBackend extends OdlBackend {
   private readonly attachments: AttachmentAllocator;
   /** NAD reads by uid and resourceVersion (every plan of a network or attachment asks). */
   private readonly definitions = new Map<string, NetworkDefinition>();
+  /** Namespace-routed networks refused for overlaps (undefined: to be computed again). */
+  private conflicts: Map<string, string> | undefined;
   private readonly gateways: boolean;
   /** Every Service route, shared by the gateway plans until a Service changes (plan-gateway.ts). */
   private routes: readonly string[] | undefined;
@@ -101,6 +107,7 @@ export class NetvirtBackend extends OdlBackend {
       kube: ctx.kube,
       logger: ctx.logger,
       network: (ns, name) => this.networkDefinition(ns, name),
+      odlHolds: (name, podUid) => this.odlHoldsAttachment(name, podUid),
     });
     this.inputs = {
       settings: { ...this.translate, serviceCidrs },
@@ -147,6 +154,12 @@ export class NetvirtBackend extends OdlBackend {
           ? (ns: string, name: string) => this.networkDefinition(ns, name)
           : undefined,
     });
+    Object.defineProperty(this.inputs, 'namespaceRoutedNetworks', {
+      get: () =>
+        view.includes('networkattachmentdefinitions')
+          ? (ns: string) => this.namespaceRoutedNetworks(ns)
+          : undefined,
+    });
   }
 
   /**
@@ -163,7 +176,66 @@ export class NetvirtBackend extends OdlBackend {
         state: 'invalid',
         message: `spec.config/elan: no ELAN ${JSON.stringify(elan)} exists in ODL (create it there first)`,
       };
+    if (def.state === 'odlcoe' && def.network.routing === 'namespace') {
+      const conflict = this.routingConflicts().get(`${namespace}/${name}`);
+      if (conflict !== undefined) return { state: 'invalid', message: conflict };
+    }
     return def;
+  }
+
+  /**
+   * The namespace-routed networks refused for sharing addresses with the pod network or with
+   * an older such network (network-routing.ts), computed once until a NAD or a node subnet
+   * changes.
+   */
+  private routingConflicts(): Map<string, string> {
+    this.conflicts ??= namespaceRoutingConflictsOf(
+      this.ctx.view.networkAttachmentDefinitions(),
+      (nad) => this.readDefinition(nad),
+      () => {
+        const routed: (RoutedSubnet | undefined)[] = [];
+        const allocation = subnetAllocation(this.ctx.settings);
+        if (allocation) routed.push(routedSubnet(allocation.clusterCidr, 'the cluster CIDR'));
+        for (const node of this.ctx.view.nodes.list()) {
+          const subnet = this.subnets.subnetFor(node);
+          if (subnet) routed.push(routedSubnet(subnet, `node ${node.metadata?.name ?? '?'}'s pod subnet`));
+        }
+        for (const cidr of this.ctx.settings.serviceCidrs ?? [])
+          routed.push(routedSubnet(cidr, 'the Service range'));
+        return routed.filter((r): r is RoutedSubnet => r !== undefined);
+      },
+    );
+    return this.conflicts;
+  }
+
+  /** `<ns>/<name>` of the valid networks of `namespace` routed through its VPN. */
+  private namespaceRoutedNetworks(namespace: string): string[] {
+    return this.ctx.view.networkAttachmentDefinitions().flatMap((nad) => {
+      const name = nad.metadata?.name;
+      if (nad.metadata?.namespace !== namespace || !name) return [];
+      const def = this.networkDefinition(namespace, name);
+      return def?.state === 'odlcoe' && def.network.routing === 'namespace' ? [`${namespace}/${name}`] : [];
+    });
+  }
+
+  /**
+   * The keys of every namespace-routed network and of the pods selecting one: whether each is
+   * refused depends on the others and on the pod subnets (network-routing.ts).
+   */
+  private namespaceRoutedKeys(): string[] {
+    this.conflicts = undefined;
+    const keys = new Set<string>();
+    for (const nad of this.ctx.view.networkAttachmentDefinitions()) {
+      const def = this.readDefinition(nad);
+      const ns = nad.metadata?.namespace;
+      const name = nad.metadata?.name;
+      if (def.state !== 'odlcoe' || def.network.routing !== 'namespace' || !ns || !name) continue;
+      keys.add(networkKey(ns, name));
+      keys.add(vpnKey(vpnName(ns)));
+      for (const pod of this.lookup.podsSelecting(`${ns}/${name}`))
+        for (const key of keysOfPod(pod, (n) => this.ctx.view.node(n))) keys.add(key);
+    }
+    return [...keys];
   }
 
   private readDefinition(nad: NetworkAttachmentDefinition): NetworkDefinition {
@@ -175,6 +247,20 @@ export class NetvirtBackend extends OdlBackend {
       this.definitions.set(id, def);
     }
     return def;
+  }
+
+  /** Whether the cache holds an interface of the attachment interface `name` made for pod `podUid`. */
+  private odlHoldsAttachment(name: string, podUid: string): boolean {
+    const marker = ownershipMarker(this.translate.clusterName, 'pod', podUid);
+    const ietf = this.cache.get('interface', name) as Interface | undefined;
+    const elan = this.cache.get('elanInterface', name) as { description?: string } | undefined;
+    // A vpn-interface has no marker: it is the old pod's unless its ietf-interface is another's.
+    const vpn = this.cache.get('vpnInterface', name) !== undefined;
+    return (
+      ietf?.description === marker ||
+      elan?.description === marker ||
+      (vpn && (ietf === undefined || ietf.description === marker))
+    );
   }
 
   /** The NADs (`<ns>/<name>`) on an ELAN made in ODL named `elan`. */
@@ -189,15 +275,37 @@ export class NetvirtBackend extends OdlBackend {
   keysFor(change: ClusterChange): string[] {
     // Runs for every change, after the view took it in: the routes are computed again on demand.
     if (change.kind === 'service') this.routes = undefined;
+    const routedKeys = this.routingKeysFor(change);
+    if (change.kind === 'pod')
+      this.attachments.podChanged(change.obj.metadata?.namespace ?? '', change.obj.metadata?.name ?? '');
     if (
       change.kind === 'networkpolicy' ||
       (change.kind === 'namespace' && labelsChanged(change.obj, change.old))
     )
       this.policies?.changed();
     const keys = netvirtKeysFor(change, this.lookup);
+    keys.push(...routedKeys);
     if (this.policyLookup) keys.push(...policyKeysFor(change, this.policyLookup));
     if (!this.gateways) return keys;
     return [...keys, ...this.gatewayKeysFor(change)];
+  }
+
+  /**
+   * A change to what namespace-routed networks may not overlap: such a NAD (old or new
+   * state), or a node's pod subnet (a node came, went or changed its podCIDR).
+   */
+  private routingKeysFor(change: ClusterChange): string[] {
+    if (change.kind === 'network') {
+      const routed = (nad: NetworkAttachmentDefinition | undefined) => {
+        const def = nad && this.readDefinition(nad);
+        return def?.state === 'odlcoe' && def.network.routing === 'namespace';
+      };
+      if (change.old?.spec?.config === change.obj.spec?.config && change.old) return [];
+      return routed(change.obj) || routed(change.old) ? this.namespaceRoutedKeys() : [];
+    }
+    if (change.kind === 'node' && change.old?.spec?.podCIDR !== change.obj.spec?.podCIDR)
+      return this.namespaceRoutedKeys();
+    return [];
   }
 
   /**
@@ -239,6 +347,9 @@ export class NetvirtBackend extends OdlBackend {
    * entry's pod-cidr may also have to be carried into the node's network (`odl`).
    */
   override keysForEntry(change: EntryChange): string[] {
+    const kind = change.ref.kind;
+    if (kind === 'interface' || kind === 'elanInterface' || kind === 'vpnInterface')
+      this.attachments.interfaceChanged(change.ref.name);
     if (
       change.ref.kind === 'elanInstance' &&
       (change.before === undefined) !== (change.after === undefined)
@@ -266,6 +377,8 @@ export class NetvirtBackend extends OdlBackend {
       nodeName = nodeOfNetwork(change.ref.name);
     }
     if (!nodeName) return [];
+    // The node's pod subnet changed: namespace-routed networks may overlap it now, or no longer.
+    extra.push(...this.namespaceRoutedKeys());
     if (this.gateways) extra.push(gatewayKey(nodeName));
     // The node's ACL carries its gateway's address, the second of its subnet.
     if (this.policies && this.gateways) extra.push(NETWORK_POLICY_KEY);

@@ -89,7 +89,7 @@ export function networksOfPod(pod: V1Pod): string[] {
 }
 
 /**
- * A NAD change: its network, and the pods that select it (their allocations follow its subnets
+ * A NAD change: its network, its namespace's VPN, and the pods that select it (their allocations follow its subnets
  * and routes, and a NAD appearing or going turns their records into allocations or refusals).
  */
 function networkKeys(nad: NetworkAttachmentDefinition, lookup: KeyLookup, out: Set<string>): void {
@@ -97,6 +97,8 @@ function networkKeys(nad: NetworkAttachmentDefinition, lookup: KeyLookup, out: S
   const name = nad.metadata?.name;
   if (!ns || !name) return;
   out.add(networkKey(ns, name));
+  // A network routed through its namespace's VPN needs that VPN (or, gone, no longer does).
+  out.add(vpnKey(vpnName(ns)));
   const ref = `${ns}/${name}`;
   for (const pod of lookup.podsSelecting(ref)) podKeys(pod, lookup, out);
 }

@@ -190,6 +190,7 @@ for (const [profile, dialect] of CASES) {
           },
         ],
         elansWithoutVpn: [],
+        networks: [],
         interfacesWithoutElan: [
           {
             name: 'default:orphan-0',

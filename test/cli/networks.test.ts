@@ -164,6 +164,40 @@ describe('odlcoectl network', () => {
     assert.match(get.stdout, /tenant\/p1\s+net1\s+tenant:p1@net1\s+10\.50\.0\.16\/24\s+0a:58:0a:32:00:10/);
   });
 
+  it("creates, lists and shows a network routed through its namespace's VPN", async () => {
+    const view = await viewOf([
+      'network',
+      'create',
+      'tenant/red',
+      '--subnet',
+      '10.53.0.0/24',
+      '--routing',
+      'namespace',
+    ]);
+    assert.deepEqual(
+      { state: view.state, routing: view.routing, elan: view.elan, vpn: view.vpn, subnets: view.subnets },
+      {
+        state: 'valid',
+        routing: 'namespace',
+        elan: 'odlcoe-net.tenant.red',
+        vpn: 'tenant',
+        subnets: [{ cidr: '10.53.0.0/24', gateway: '10.53.0.1', exclude: [] }],
+      },
+    );
+    const list = await h.run(['network', 'list']);
+    assert.match(
+      list.stdout,
+      /^tenant\/red\s+valid\s+namespace\s+10\.53\.0\.0\/24\s+odlcoe-net\.tenant\.red\s+0$/m,
+    );
+    const get = await h.run(['network', 'get', 'tenant/red']);
+    assert.match(get.stdout, /^ {2}routing {2}namespace, VPN tenant \(namespace tenant's\)$/m);
+    const bad = await h.run(['network', 'update', 'tenant/red', '--routing', 'bgp']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /routing: "bgp" is not "l2", "vpn" or "namespace"/);
+    const deleted = await h.run(['network', 'delete', 'tenant/red']);
+    assert.equal(deleted.code, 0, deleted.stderr);
+  });
+
   it('refuses to delete an attached network unless forced', async () => {
     const refused = await h.run(['network', 'delete', 'tenant/blue']);
     assert.equal(refused.code, 4);

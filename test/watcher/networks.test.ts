@@ -11,13 +11,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CustomObjectsApi } from '@kubernetes/client-node';
 import { createRegistry, type Registry } from '../../src/common/metrics.js';
-import { ATTACHMENTS_ANNOTATION } from '../../src/netvirt/attachments.js';
 import { elanInstanceEntry } from '../../src/netvirt/elan.js';
 import { elanInstanceKind, vpnInstanceKind } from '../../src/netvirt/kinds.js';
 import { vpnRouteDistinguishers } from '../../src/netvirt/ownership.js';
-import { NETWORKS_ANNOTATION } from '../../src/netvirt/network-selection.js';
 import type { Profile } from '../../src/netvirt/profile.js';
 import { entryBody } from '../../src/netvirt/write.js';
 import type { Watcher } from '../../src/watcher/watcher.js';
@@ -33,10 +30,18 @@ import {
   waitFor,
   type Env,
 } from './testing.js';
+import {
+  att,
+  converged,
+  createAttachedPod,
+  deleteNad,
+  networksInOdl,
+  putNad,
+  recordsOf,
+  type AttachmentView,
+  type Raw,
+} from './networks-testing.js';
 
-type Raw = Record<string, unknown>;
-const GROUP = 'k8s.cni.cncf.io';
-const PLURAL = 'network-attachment-definitions';
 const USER_ELAN = 'made-in-odl';
 
 const BLUE = { cniVersion: '1.0.0', type: 'odlcoe', routing: 'vpn', subnets: [{ cidr: '10.50.0.0/24' }] };
@@ -50,19 +55,9 @@ const USER = { cniVersion: '1.0.0', type: 'odlcoe', elan: USER_ELAN, subnets: [{
 // ---------------------------------------------------------------------------------------------
 // the hand-written expectations
 
-/** An attachment as the test compares it in ODL. */
-interface AttachmentView {
-  elan: string;
-  mac: string;
-  ip: string;
-  /** `<vpn> <adjacency> gw <gateway>`, or `-` on an L2 network. */
-  vpn: string;
-}
-
 const BLUE_ELAN = 'odlcoe-net.tenant.blue elan:segment-type-vxlan external=false';
 const GREEN_ELAN = 'odlcoe-net.tenant.green elan:segment-type-vxlan external=false';
 
-const att = (elan: string, ip: string, mac: string, vpn = '-'): AttachmentView => ({ elan, ip, mac, vpn });
 const blue = (n: number) =>
   att(
     'odlcoe-net.tenant.blue',
@@ -100,138 +95,7 @@ const R1: Record<string, Raw> = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// reading back
-
-const member = (e: Raw, suffix: string): unknown =>
-  Object.entries(e).find(([k]) => k === suffix || k.endsWith(`:${suffix}`))?.[1];
-const isOurs = (name: string) => name.includes('@') || name.startsWith('odlcoe-net.');
-
-/** The attachments in ODL, and the network instances (ELAN and VPN names) odlcoe made. */
-async function networksInOdl(env: Env) {
-  const odl = await readOdl(env);
-  const attachments: Record<string, AttachmentView> = {};
-  const ifs = odl.interface.map((e) => String(e.name)).filter(isOurs);
-  const vifs = new Map(
-    odl['vpn-interface'].filter((e) => isOurs(String(e.name))).map((e) => [String(e.name), e]),
-  );
-  for (const e of odl['elan-interface'].filter((x) => isOurs(String(x.name)))) {
-    const name = String(e.name);
-    assert.ok(ifs.includes(name), `ietf-interface ${name} exists with its elan-interface`);
-    const mac = ((e['static-mac-entries'] ?? []) as Raw[])[0] ?? {};
-    const v = vifs.get(name);
-    const adj = v ? (((member(v, 'adjacency') ?? []) as Raw[])[0] ?? {}) : undefined;
-    attachments[name] = {
-      elan: String(e['elan-instance-name']),
-      ip: String(mac['ip-prefix']),
-      mac: String(mac['mac-address']),
-      vpn:
-        v && adj
-          ? `${((v['vpn-instance-names'] ?? []) as Raw[]).map((x) => String(x['vpn-name'])).join(',')} ${String(adj.ip_address)} gw ${String(adj.subnet_gateway_ip)}`
-          : '-',
-    };
-  }
-  for (const name of [...ifs, ...vifs.keys()]) assert.ok(attachments[name], `stray attachment entry ${name}`);
-  // Each of odlcoe's network ELANs with the leaves it owns: cluster-wide VXLAN, internal.
-  const elans = odl['elan-instance']
-    .filter((e) => isOurs(String(e['elan-instance-name'])))
-    .map(
-      (e) => `${String(e['elan-instance-name'])} ${String(e['segment-type'])} external=${String(e.external)}`,
-    )
-    .sort();
-  const vpns = odl['vpn-instance'].filter((e) => isOurs(String(e['vpn-instance-name'])));
-  return {
-    attachments,
-    elans,
-    vpns: vpns.map((v) => String(v['vpn-instance-name'])).sort(),
-    vpnEntries: vpns,
-  };
-}
-
-async function recordsOf(env: Env, pod: string): Promise<Raw | undefined> {
-  const p = (await env.core.listNamespacedPod({ namespace: 'tenant' })).items.find(
-    (x) => x.metadata?.name === pod,
-  );
-  const value = p?.metadata?.annotations?.[ATTACHMENTS_ANNOTATION];
-  return value === undefined ? undefined : (JSON.parse(value) as Raw);
-}
-
-async function converged(
-  env: Env,
-  expected: { attachments: Record<string, AttachmentView>; elans: string[]; vpns: string[] },
-  records: Record<string, Raw | undefined>,
-): Promise<void> {
-  let last = '';
-  await waitFor(
-    async () => {
-      try {
-        const actual = await networksInOdl(env);
-        assert.deepEqual(
-          { attachments: actual.attachments, elans: actual.elans, vpns: actual.vpns },
-          expected,
-        );
-        for (const [pod, want] of Object.entries(records))
-          assert.deepEqual(await recordsOf(env, pod), want, `records of ${pod}`);
-        return true;
-      } catch (err) {
-        last = (err as Error).message;
-        return false;
-      }
-    },
-    { what: 'the expected networks, attachments and records', timeoutMs: 30_000 },
-  ).catch((err: Error) => {
-    throw new Error(`${err.message}\n${last}`);
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
 // the cluster
-
-async function putNad(env: Env, name: string, config: unknown, replace = false): Promise<void> {
-  const custom = env.kc.makeApiClient(CustomObjectsApi);
-  const base = { group: GROUP, version: 'v1', namespace: 'tenant', plural: PLURAL };
-  const body = {
-    apiVersion: `${GROUP}/v1`,
-    kind: 'NetworkAttachmentDefinition',
-    metadata: { name },
-    spec: { config: JSON.stringify(config) },
-  };
-  if (!replace) {
-    await custom.createNamespacedCustomObject({ ...base, body });
-    return;
-  }
-  const current = (await custom.getNamespacedCustomObject({ ...base, name })) as Raw;
-  await custom.replaceNamespacedCustomObject({ ...base, name, body: { ...current, spec: body.spec } });
-}
-
-async function deleteNad(env: Env, name: string): Promise<void> {
-  const custom = env.kc.makeApiClient(CustomObjectsApi);
-  await custom.deleteNamespacedCustomObject({
-    group: GROUP,
-    version: 'v1',
-    namespace: 'tenant',
-    plural: PLURAL,
-    name,
-  });
-}
-
-async function createAttachedPod(env: Env, name: string, node: string, networks: unknown): Promise<void> {
-  await env.core.createNamespacedPod({
-    namespace: 'tenant',
-    body: {
-      metadata: {
-        name,
-        annotations: {
-          [NETWORKS_ANNOTATION]: typeof networks === 'string' ? networks : JSON.stringify(networks),
-        },
-      },
-      spec: { nodeName: node, containers: [{ name: 'c', image: 'pause' }] },
-      status: { phase: 'Pending' },
-    },
-  });
-  await waitFor(async () => (await recordsOf(env, name)) !== undefined, {
-    what: `the record of pod ${name}`,
-  });
-}
 
 /** The ELAN an ODL user made over RESTCONF, as ODL then holds it (with its write-backs). */
 async function userElan(env: Env): Promise<Raw | undefined> {
@@ -481,5 +345,30 @@ describe('extra networks: refusals (sodium)', () => {
       !odl['vpn-instance'].some((e) => e['vpn-instance-name'] === 'odlcoe-net.tenant.bad'),
       'no VPN for the invalid NAD',
     );
+  });
+
+  it("a deleted pod's addresses stay held until ODL no longer holds its interfaces", async () => {
+    const green = (pod: string, n: number) =>
+      Object.fromEntries([rec('tenant/green', 'net1', pod, `10.51.0.${n}/24`, `0a:58:0a:33:00:0${n}`)]);
+    await createAttachedPod(env, 'g1', 'n1', 'green');
+    assert.deepEqual(await recordsOf(env, 'g1'), green('g1', 2));
+    await waitFor(async () => (await networksInOdl(env)).attachments['tenant:g1@net1'] !== undefined, {
+      what: "g1's attachment in ODL",
+    });
+    // ODL answers 503 for a while: g1's attachment interfaces cannot be deleted yet.
+    env.emu.faults.outage(4, '503');
+    await deletePod(env, 'tenant', 'g1');
+    await createAttachedPod(env, 'g2', 'n1', 'green');
+    assert.deepEqual(
+      await recordsOf(env, 'g2'),
+      green('g2', 3),
+      "g1's 10.51.0.2 is not handed out while ODL still holds g1's interfaces",
+    );
+    await waitFor(async () => (await networksInOdl(env)).attachments['tenant:g1@net1'] === undefined, {
+      what: "g1's attachment gone from ODL after the outage",
+      timeoutMs: 30_000,
+    });
+    await createAttachedPod(env, 'g3', 'n1', 'green');
+    assert.deepEqual(await recordsOf(env, 'g3'), green('g3', 2), "g1's address is free once ODL let it go");
   });
 });
