@@ -16,7 +16,7 @@ import { canonicalJson } from '../netvirt/decision.js';
 import type { Ref } from '../netvirt/kind.js';
 import type { Logger } from '../common/log.js';
 import { EntryStore, type UnparsedEntry } from '../odl/entry-store.js';
-import type { OdlReader } from '../odl/reader.js';
+import type { KindRead, OdlReader } from '../odl/reader.js';
 
 export interface EntryChange {
   ref: Ref;
@@ -84,11 +84,22 @@ export class EntryCache extends EntryStore {
    */
   async load(signal?: AbortSignal): Promise<UnparsedEntry[]> {
     const startedAt = this.generation;
-    const snapshot = await this.reader.snapshot(signal);
+    // Every list read before any is taken in (a failed read leaves the cache as it was). Read
+    // into plain maps, not a snapshot store: that indexed every entry once more only to be
+    // copied here and indexed again, which at 100,000 pods was a good part of a restart.
+    const reads = new Map<string, KindRead>();
     for (const kind of this.table.kinds) {
-      const entries = new Map<string, unknown>();
-      for (const name of snapshot.state.names(kind)) entries.set(name, snapshot.state.get(kind, name));
-      const unparsed = new Set(snapshot.state.unparsedNames(kind));
+      signal?.throwIfAborted();
+      reads.set(kind, await this.reader.readKind(kind, signal));
+    }
+    const problems: UnparsedEntry[] = [];
+    for (const kind of this.table.kinds) {
+      const read = reads.get(kind);
+      if (!read) throw new Error(`ODL kind ${kind} was not read`);
+      reads.delete(kind);
+      problems.push(...read.unparsed);
+      const entries = read.entries;
+      const unparsed = new Set(read.unparsed.map((u) => u.name));
       // Written or re-read during the load: the cached state (present, absent or unparsed) is newer.
       for (const [k, generation] of this.touched) {
         if (generation <= startedAt || !k.startsWith(`${kind}/`)) continue;
@@ -106,9 +117,9 @@ export class EntryCache extends EntryStore {
     this.loads += 1;
     this.logger.info('read ODL state', {
       ...Object.fromEntries(this.table.kinds.map((k) => [k, this.size(k)])),
-      unparsed: snapshot.unparsed.length,
+      unparsed: problems.length,
     });
-    return snapshot.unparsed;
+    return problems;
   }
 
   /** Re-reads one entry from ODL into the cache and returns it (undefined when ODL has none or it does not parse). */
