@@ -385,6 +385,8 @@ interface RunResult {
   /** The measuring process (compiled, no TypeScript loader): before the watcher, after a forced GC. */
   rssBaselineMb: number;
   rssPeakMb: number;
+  /** V8's heap (all spaces, used or not) at the RSS peak: what of the peak is the JavaScript heap. */
+  heapTotalAtPeakMb: number;
   /** After converging, after a forced GC; undefined when the run did not converge. */
   rssSteadyMb: number | undefined;
   heapBaselineMb: number | undefined;
@@ -514,9 +516,14 @@ async function run(
     const heapBaseline = liveHeap();
     const rssBaseline = process.memoryUsage().rss;
     let rssPeak = rssBaseline;
-    const sampler = setInterval(() => {
-      rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
-    }, RSS_SAMPLE_MS);
+    let heapTotalAtPeak = process.memoryUsage().heapTotal;
+    const sample = () => {
+      const { rss, heapTotal } = process.memoryUsage();
+      if (rss <= rssPeak) return;
+      rssPeak = rss;
+      heapTotalAtPeak = heapTotal;
+    };
+    const sampler = setInterval(sample, RSS_SAMPLE_MS);
     const started = performance.now();
     const deadline = started + o.timeoutMs;
     const first = await startBenchWatcher(o, condition, shape, kc, emulator.url);
@@ -543,7 +550,7 @@ async function run(
       }
     } finally {
       clearInterval(sampler);
-      rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+      sample();
     }
     let rssSteady: number | undefined;
     let heapSteady: number | undefined;
@@ -608,6 +615,7 @@ async function run(
       edits: writes.edits,
       rssBaselineMb: rssBaseline / MIB,
       rssPeakMb: rssPeak / MIB,
+      heapTotalAtPeakMb: heapTotalAtPeak / MIB,
       rssSteadyMb: rssSteady === undefined ? undefined : rssSteady / MIB,
       heapBaselineMb: heapBaseline === undefined ? undefined : heapBaseline / MIB,
       heapSteadyMb: heapSteady === undefined ? undefined : heapSteady / MIB,
@@ -1000,7 +1008,16 @@ const mb = (value: number | undefined) => (value === undefined ? '-' : value.toF
 function heapReport(results: RunResult[]): void {
   const names = [...new Set(results.flatMap((r) => r.components.map((c) => c.name)))];
   const rows = [
-    ['backend', 'condition', 'mode', 'heap before→steady', 'watcher heap', ...names, 'rest'],
+    [
+      'backend',
+      'condition',
+      'mode',
+      'heap total at RSS peak',
+      'heap before→steady',
+      'watcher heap',
+      ...names,
+      'rest',
+    ],
     ...results.map((r) => {
       const grown =
         r.heapSteadyMb === undefined || r.heapBaselineMb === undefined
@@ -1011,6 +1028,7 @@ function heapReport(results: RunResult[]): void {
         r.condition.backend,
         `${r.condition.latencyMs} ms${r.condition.cost ? ' cost' : ''}`,
         r.condition.mode,
+        `${mb(r.heapTotalAtPeakMb)} MB`,
         `${mb(r.heapBaselineMb)}→${mb(r.heapSteadyMb)} MB`,
         `${mb(grown)} MB`,
         ...names.map((n) => {
@@ -1023,7 +1041,8 @@ function heapReport(results: RunResult[]): void {
   ];
   process.stdout.write(
     `\nHeap by component at steady state (after converging, forced GC)\n${table(rows)}\n` +
-      'watcher heap: live heap at steady state minus before the watcher started; per store: records / MB, the\n' +
+      "heap total at RSS peak: V8's heap, used or not, when the RSS peaked; watcher heap: live heap at steady\n" +
+      'state minus before the watcher started; per store: records / MB, the\n' +
       'records times the heap of a deep copy of up to 1,000 of them (an upper bound where records share strings);\n' +
       'rest: indexes, maps, the kinds table, metrics, module state.\n',
   );
