@@ -29,7 +29,7 @@
  *
  *   node --import tsx bench/watcher/main.ts [--pods 10000] [--nodes 100] [--namespaces 200]
  *     [--latency 0,5] [--backends coe-northbound,netvirt] [--workers 8] [--concurrency 16]
- *     [--dialect rfc8040] [--profile sodium] [--timeout 240] [--cpu-prof <dir>]
+ *     [--dialect rfc8040] [--profile sodium] [--timeout 240] [--cpu-prof <dir>] [--max-old-space <MB>]
  *     [--services 0,2000] [--service-churn 100]
  *
  * The emulator runs as a child process (`--latency-ms N`, URL read from its `emulator listening`
@@ -99,6 +99,11 @@ interface Options {
   cost: { transactionMs: number; editMs: number } | undefined;
   /** Write a V8 CPU profile of each measuring process (the watcher's) into this directory. */
   cpuProfDir: string | undefined;
+  /**
+   * V8's old-space cap of each measuring process in MB (`--max-old-space-size`, as a deployment
+   * would set it for its memory limit); undefined: V8's default.
+   */
+  maxOldSpaceMb: number | undefined;
   /** Internal: run one measurement in this process against `kubeconfig`. */
   run?: { condition: Condition; kubeconfig: string; shape: Shape };
 }
@@ -137,6 +142,7 @@ function parseOptions(): Options {
       services: { type: 'string', default: '0' },
       'service-churn': { type: 'string', default: '100' },
       'cpu-prof': { type: 'string' },
+      'max-old-space': { type: 'string' },
       run: { type: 'string' },
       kubeconfig: { type: 'string' },
     },
@@ -224,6 +230,10 @@ function parseOptions(): Options {
     batchedWorkers: int('batched-workers', values['batched-workers'], 1, 4096),
     cost,
     cpuProfDir: values['cpu-prof'],
+    maxOldSpaceMb:
+      values['max-old-space'] === undefined
+        ? undefined
+        : int('max-old-space', values['max-old-space'], 64, 65_536),
   };
 }
 
@@ -799,6 +809,7 @@ async function runInChild(
 ): Promise<RunResult> {
   const args = [
     ...(o.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', o.cpuProfDir] : []),
+    ...(o.maxOldSpaceMb ? [`--max-old-space-size=${o.maxOldSpaceMb}`] : []),
     '--expose-gc',
     COMPILED_BENCH,
     ...['--pods', String(o.pods), '--nodes', String(o.nodes), '--namespaces', String(shape.namespaces)],
@@ -936,7 +947,8 @@ function report(o: Options, results: RunResult[]): void {
   process.stdout.write(
     `\n${o.nodes} nodes / ${o.pods} pods; workers ${o.workers} (batched: ${o.batchedWorkers}), ` +
       `RESTCONF client concurrency ${o.concurrency}, batches of ≤ ${o.batchEdits} edits / ${o.batchWindowMs} ms, ` +
-      `${o.profile}/${o.dialect}\n${table(rows)}\n` +
+      `${o.profile}/${o.dialect}` +
+      `${o.maxOldSpaceMb ? `, measuring process run with --max-old-space-size=${o.maxOldSpaceMb}` : ''}\n${table(rows)}\n` +
       'converge: start until the queue is idle and ODL holds every expected entry (and, with Services, every route);\n' +
       'requests: write requests the emulator served (PUT/POST/PATCH/DELETE); edits: the writes they carried (a YANG\n' +
       'Patch carries many); raw PUT/s: the same emulator, a bare node:http keep-alive client at the same concurrency;\n' +
