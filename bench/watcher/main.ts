@@ -57,7 +57,7 @@ import type { EventRecorder } from '../../src/watcher/events.js';
 import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/config/watcher-settings.js';
 import { startWatcher, type Watcher } from '../../src/watcher/watcher.js';
 import { REPO_ROOT, startListening, stopChild } from '../common/child.js';
-import { canCollect, componentHeap, liveHeap, type ComponentHeap } from '../common/heap.js';
+import { canCollect, componentHeap, fullGc, liveHeap, type ComponentHeap } from '../common/heap.js';
 import { MIB } from '../common/memory.js';
 import { percentile } from '../common/stats.js';
 import { rawRequest, requestJson, restconfData } from '../common/raw-http.js';
@@ -412,6 +412,8 @@ interface RunResult {
 
 const silentEvents: EventRecorder = { warning: () => undefined };
 
+type BenchWatcher = Awaited<ReturnType<typeof startBenchWatcher>>;
+
 async function startBenchWatcher(
   o: Options,
   { backend, mode }: Condition,
@@ -536,7 +538,7 @@ async function run(
     const sampler = setInterval(sample, RSS_SAMPLE_MS);
     const started = performance.now();
     const deadline = started + o.timeoutMs;
-    const first = await startBenchWatcher(o, condition, shape, kc, emulator.url);
+    let first: BenchWatcher | undefined = await startBenchWatcher(o, condition, shape, kc, emulator.url);
     let convergeMs: number | undefined;
     let counts: Record<string, number> = {};
     try {
@@ -585,6 +587,9 @@ async function run(
     } finally {
       await first.close();
     }
+    // A restart is a new process: the first watcher's caches go before the second fills its own.
+    first = undefined;
+    fullGc();
 
     // 2. restart on the converged ODL
     let restartMs: number | undefined;
