@@ -57,7 +57,7 @@ import type { EventRecorder } from '../../src/watcher/events.js';
 import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/config/watcher-settings.js';
 import { startWatcher, type Watcher } from '../../src/watcher/watcher.js';
 import { REPO_ROOT, startListening, stopChild } from '../common/child.js';
-import { canCollect, componentHeap, fullGc, liveHeap, type ComponentHeap } from '../common/heap.js';
+import { canCollect, componentHeap, liveHeap, type ComponentHeap } from '../common/heap.js';
 import { MIB } from '../common/memory.js';
 import { percentile } from '../common/stats.js';
 import { rawRequest, requestJson, restconfData } from '../common/raw-http.js';
@@ -589,7 +589,9 @@ async function run(
     }
     // A restart is a new process: the first watcher's caches go before the second fills its own.
     first = undefined;
-    fullGc();
+    const heapBeforeRestart = liveHeap();
+    if (heapBeforeRestart !== undefined)
+      process.stderr.write(`live heap before the restart: ${(heapBeforeRestart / MIB).toFixed(0)} MB\n`);
 
     // 2. restart on the converged ODL
     let restartMs: number | undefined;
