@@ -5,9 +5,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** The repository, whether this runs from source or compiled into `dist/bench` (`tsconfig.bench.json`). */
+export const REPO_ROOT = ((here: string) => (basename(here) === 'dist' ? dirname(here) : here))(
+  fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, ''),
+);
 const STARTUP_TIMEOUT_MS = 60_000;
 
 export interface ListeningChild {

@@ -29,21 +29,20 @@
  *
  *   node --import tsx bench/watcher/main.ts [--pods 10000] [--nodes 100] [--namespaces 200]
  *     [--latency 0,5] [--backends coe-northbound,netvirt] [--workers 8] [--concurrency 16]
- *     [--dialect rfc8040] [--profile sodium] [--timeout 240] [--cpu-prof <dir>]
+ *     [--dialect rfc8040] [--profile sodium] [--timeout 240] [--cpu-prof <dir>] [--max-old-space <MB>]
  *     [--services 0,2000] [--service-churn 100]
  *
  * The emulator runs as a child process (`--latency-ms N`, URL read from its `emulator listening`
  * line), one per run; kubesim runs as one child for the whole benchmark. Both are stopped by
  * pid at the end. Everything shares the machine, so figures are relative, not absolute.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, KubeConfig, type V1Service } from '@kubernetes/client-node';
 import { createLogger } from '../../src/common/log.js';
@@ -58,6 +57,7 @@ import type { EventRecorder } from '../../src/watcher/events.js';
 import { DEFAULT_SETTINGS, type WatcherSettings } from '../../src/config/watcher-settings.js';
 import { startWatcher, type Watcher } from '../../src/watcher/watcher.js';
 import { REPO_ROOT, startListening, stopChild } from '../common/child.js';
+import { canCollect, componentHeap, liveHeap, type ComponentHeap } from '../common/heap.js';
 import { MIB } from '../common/memory.js';
 import { percentile } from '../common/stats.js';
 import { rawRequest, requestJson, restconfData } from '../common/raw-http.js';
@@ -99,6 +99,11 @@ interface Options {
   cost: { transactionMs: number; editMs: number } | undefined;
   /** Write a V8 CPU profile of each measuring process (the watcher's) into this directory. */
   cpuProfDir: string | undefined;
+  /**
+   * V8's old-space cap of each measuring process in MB (`--max-old-space-size`, as a deployment
+   * would set it for its memory limit); undefined: V8's default.
+   */
+  maxOldSpaceMb: number | undefined;
   /** Internal: run one measurement in this process against `kubeconfig`. */
   run?: { condition: Condition; kubeconfig: string; shape: Shape };
 }
@@ -137,6 +142,7 @@ function parseOptions(): Options {
       services: { type: 'string', default: '0' },
       'service-churn': { type: 'string', default: '100' },
       'cpu-prof': { type: 'string' },
+      'max-old-space': { type: 'string' },
       run: { type: 'string' },
       kubeconfig: { type: 'string' },
     },
@@ -224,6 +230,10 @@ function parseOptions(): Options {
     batchedWorkers: int('batched-workers', values['batched-workers'], 1, 4096),
     cost,
     cpuProfDir: values['cpu-prof'],
+    maxOldSpaceMb:
+      values['max-old-space'] === undefined
+        ? undefined
+        : int('max-old-space', values['max-old-space'], 64, 65_536),
   };
 }
 
@@ -382,8 +392,17 @@ interface RunResult {
   counts: Record<string, number>;
   requests: number;
   edits: number;
+  /** The measuring process (compiled, no TypeScript loader): before the watcher, after a forced GC. */
   rssBaselineMb: number;
   rssPeakMb: number;
+  /** V8's heap (all spaces, used or not) at the RSS peak: what of the peak is the JavaScript heap. */
+  heapTotalAtPeakMb: number;
+  /** After converging, after a forced GC; undefined when the run did not converge. */
+  rssSteadyMb: number | undefined;
+  heapBaselineMb: number | undefined;
+  heapSteadyMb: number | undefined;
+  /** The watcher's main stores at steady state (bench/common/heap.ts says how they are estimated). */
+  components: ComponentHeap[];
   restartMs: number | undefined;
   restartRequests: number;
   restartEdits: number;
@@ -392,6 +411,8 @@ interface RunResult {
 }
 
 const silentEvents: EventRecorder = { warning: () => undefined };
+
+type BenchWatcher = Awaited<ReturnType<typeof startBenchWatcher>>;
 
 async function startBenchWatcher(
   o: Options,
@@ -504,14 +525,20 @@ async function run(
   const count = () => countEntries(reader, paths, o.profile, shape.services > 0);
   try {
     // 1. converge from an empty ODL
+    const heapBaseline = liveHeap();
     const rssBaseline = process.memoryUsage().rss;
     let rssPeak = rssBaseline;
-    const sampler = setInterval(() => {
-      rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
-    }, RSS_SAMPLE_MS);
+    let heapTotalAtPeak = process.memoryUsage().heapTotal;
+    const sample = () => {
+      const { rss, heapTotal } = process.memoryUsage();
+      if (rss <= rssPeak) return;
+      rssPeak = rss;
+      heapTotalAtPeak = heapTotal;
+    };
+    const sampler = setInterval(sample, RSS_SAMPLE_MS);
     const started = performance.now();
     const deadline = started + o.timeoutMs;
-    const first = await startBenchWatcher(o, condition, shape, kc, emulator.url);
+    let first: BenchWatcher | undefined = await startBenchWatcher(o, condition, shape, kc, emulator.url);
     let convergeMs: number | undefined;
     let counts: Record<string, number> = {};
     try {
@@ -535,7 +562,15 @@ async function run(
       }
     } finally {
       clearInterval(sampler);
-      rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+      sample();
+    }
+    let rssSteady: number | undefined;
+    let heapSteady: number | undefined;
+    let components: ComponentHeap[] = [];
+    if (convergeMs !== undefined) {
+      components = watcherComponents(first.watcher);
+      heapSteady = liveHeap();
+      rssSteady = process.memoryUsage().rss;
     }
     const writes = await emulatorWrites(emulator.url);
     let restartBase = writes;
@@ -552,6 +587,11 @@ async function run(
     } finally {
       await first.close();
     }
+    // A restart is a new process: the first watcher's caches go before the second fills its own.
+    first = undefined;
+    const heapBeforeRestart = liveHeap();
+    if (heapBeforeRestart !== undefined)
+      process.stderr.write(`live heap before the restart: ${(heapBeforeRestart / MIB).toFixed(0)} MB\n`);
 
     // 2. restart on the converged ODL
     let restartMs: number | undefined;
@@ -592,6 +632,11 @@ async function run(
       edits: writes.edits,
       rssBaselineMb: rssBaseline / MIB,
       rssPeakMb: rssPeak / MIB,
+      heapTotalAtPeakMb: heapTotalAtPeak / MIB,
+      rssSteadyMb: rssSteady === undefined ? undefined : rssSteady / MIB,
+      heapBaselineMb: heapBaseline === undefined ? undefined : heapBaseline / MIB,
+      heapSteadyMb: heapSteady === undefined ? undefined : heapSteady / MIB,
+      components,
       restartMs,
       restartRequests: restartWrites.requests,
       restartEdits: restartWrites.edits,
@@ -602,6 +647,22 @@ async function run(
     reader.close();
     await stopChild(emulator.child);
   }
+}
+
+/**
+ * The heap of the watcher's main stores: each informer's cache, and ODL's entries per kind in
+ * the backend's cache (what a converged watcher keeps; its queue and batcher are empty then).
+ */
+function watcherComponents(watcher: Watcher): ComponentHeap[] {
+  const out: ComponentHeap[] = [];
+  for (const informer of watcher.view.informers()) {
+    const objects = informer.list();
+    out.push(componentHeap(`informer ${informer.name}`, objects.length, objects));
+  }
+  const cache = watcher.backend.cache;
+  for (const kind of cache.table.kinds)
+    out.push(componentHeap(`ODL ${kind}`, cache.size(kind), cache.values(kind)));
+  return out;
 }
 
 /**
@@ -718,9 +779,34 @@ async function runOne(o: Options, one: NonNullable<Options['run']>): Promise<voi
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
 }
 
+/** This script compiled (`tsconfig.bench.json`), which each measurement runs. */
+const COMPILED_BENCH = join(REPO_ROOT, 'dist', 'bench', 'watcher', 'main.js');
+
 /**
- * Runs one measurement in a fresh process of this script, so that its RSS is the watcher's
- * alone (no earlier run's garbage, no seed objects) and every run starts with a cold JIT.
+ * Compiles the benchmark with the sources it imports into `dist/`, so that measurements run
+ * without the TypeScript loader: tsx, its esbuild and their caches took about 220 MB of every
+ * measuring process's RSS before the watcher started.
+ */
+function compileBench(): void {
+  const started = performance.now();
+  const tsc = join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const out = spawnSync(process.execPath, [tsc, '-p', join(REPO_ROOT, 'tsconfig.bench.json')], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+  });
+  if (out.status !== 0)
+    throw new Error(
+      `compiling the benchmark (tsc -p tsconfig.bench.json) failed:\n${out.stdout}${out.stderr}`,
+    );
+  process.stdout.write(
+    `compiled the benchmark into dist/ in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+  );
+}
+
+/**
+ * Runs one measurement in a fresh process of the compiled script, so that its RSS is the
+ * watcher's alone (no TypeScript loader, no earlier run's garbage, no seed objects) and every
+ * run starts with a cold JIT.
  */
 async function runInChild(
   o: Options,
@@ -730,9 +816,9 @@ async function runInChild(
 ): Promise<RunResult> {
   const args = [
     ...(o.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', o.cpuProfDir] : []),
-    '--import',
-    'tsx',
-    fileURLToPath(import.meta.url),
+    ...(o.maxOldSpaceMb ? [`--max-old-space-size=${o.maxOldSpaceMb}`] : []),
+    '--expose-gc',
+    COMPILED_BENCH,
     ...['--pods', String(o.pods), '--nodes', String(o.nodes), '--namespaces', String(shape.namespaces)],
     ...['--services', String(shape.services), '--service-churn', String(o.serviceChurn)],
     ...['--backends', condition.backend],
@@ -758,7 +844,11 @@ async function runInChild(
 
 async function main(): Promise<void> {
   const o = parseOptions();
-  if (o.run) return runOne(o, o.run);
+  if (o.run) {
+    if (!canCollect) throw new Error('a measurement runs with node --expose-gc (it forces collections)');
+    return runOne(o, o.run);
+  }
+  compileBench();
   const dir = mkdtempSync(join(tmpdir(), 'odlcoe-bench-watcher-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
   const results: RunResult[] = [];
@@ -834,7 +924,7 @@ function report(o: Options, results: RunResult[]): void {
       'edits/pod',
       'edits/s',
       'raw PUT/s',
-      'RSS before→peak',
+      'RSS before→peak→steady',
       'restart',
       'restart requests/edits',
     ],
@@ -856,7 +946,7 @@ function report(o: Options, results: RunResult[]): void {
       (r.edits / o.pods).toFixed(2),
       r.convergeMs === undefined ? '-' : r.watcherPutsPerSecond.toFixed(0),
       r.rawPutsPerSecond.toFixed(0),
-      `${r.rssBaselineMb.toFixed(0)}→${r.rssPeakMb.toFixed(0)} MB`,
+      `${r.rssBaselineMb.toFixed(0)}→${r.rssPeakMb.toFixed(0)}→${mb(r.rssSteadyMb)} MB`,
       seconds(r.restartMs),
       `${r.restartRequests}/${r.restartEdits}`,
     ]),
@@ -864,13 +954,16 @@ function report(o: Options, results: RunResult[]): void {
   process.stdout.write(
     `\n${o.nodes} nodes / ${o.pods} pods; workers ${o.workers} (batched: ${o.batchedWorkers}), ` +
       `RESTCONF client concurrency ${o.concurrency}, batches of ≤ ${o.batchEdits} edits / ${o.batchWindowMs} ms, ` +
-      `${o.profile}/${o.dialect}\n${table(rows)}\n` +
+      `${o.profile}/${o.dialect}` +
+      `${o.maxOldSpaceMb ? `, measuring process run with --max-old-space-size=${o.maxOldSpaceMb}` : ''}\n${table(rows)}\n` +
       'converge: start until the queue is idle and ODL holds every expected entry (and, with Services, every route);\n' +
       'requests: write requests the emulator served (PUT/POST/PATCH/DELETE); edits: the writes they carried (a YANG\n' +
       'Patch carries many); raw PUT/s: the same emulator, a bare node:http keep-alive client at the same concurrency;\n' +
-      'RSS: the watcher process (before the watcher started → peak while converging); restart: a second watcher on\n' +
-      'the converged ODL.\n',
+      'RSS: the measuring process, compiled JavaScript without the TypeScript loader (before the watcher started,\n' +
+      'after a forced GC → peak while converging → steady state after converging, after a forced GC); restart: a\n' +
+      'second watcher on the converged ODL.\n',
   );
+  heapReport(results);
   const withServices = results.filter((r) => r.shape.services > 0);
   if (withServices.length === 0) return;
   const same = (a: RunResult, b: RunResult) =>
@@ -925,6 +1018,52 @@ function report(o: Options, results: RunResult[]): void {
       'added (routes ride in each gateway vpn-interface when it is created). churn: Services created one at a time on\n' +
       'the converged cluster, each timed from its create until the watcher saw it and went idle; edits/Service: one\n' +
       'route per node gateway, independent of the number of namespaces (the gateways share one VPN).\n',
+  );
+}
+
+const mb = (value: number | undefined) => (value === undefined ? '-' : value.toFixed(0));
+
+/** Per run: live heap before the watcher and at steady state, and the share of its main stores. */
+function heapReport(results: RunResult[]): void {
+  const names = [...new Set(results.flatMap((r) => r.components.map((c) => c.name)))];
+  const rows = [
+    [
+      'backend',
+      'condition',
+      'mode',
+      'heap total at RSS peak',
+      'heap before→steady',
+      'watcher heap',
+      ...names,
+      'rest',
+    ],
+    ...results.map((r) => {
+      const grown =
+        r.heapSteadyMb === undefined || r.heapBaselineMb === undefined
+          ? undefined
+          : r.heapSteadyMb - r.heapBaselineMb;
+      const accounted = r.components.reduce((sum, c) => sum + (c.bytes ?? 0), 0) / MIB;
+      return [
+        r.condition.backend,
+        `${r.condition.latencyMs} ms${r.condition.cost ? ' cost' : ''}`,
+        r.condition.mode,
+        `${mb(r.heapTotalAtPeakMb)} MB`,
+        `${mb(r.heapBaselineMb)}→${mb(r.heapSteadyMb)} MB`,
+        `${mb(grown)} MB`,
+        ...names.map((n) => {
+          const c = r.components.find((x) => x.name === n);
+          return c ? `${c.records} / ${(c.bytes === undefined ? NaN : c.bytes / MIB).toFixed(1)} MB` : '-';
+        }),
+        grown === undefined ? '-' : `${(grown - accounted).toFixed(1)} MB`,
+      ];
+    }),
+  ];
+  process.stdout.write(
+    `\nHeap by component at steady state (after converging, forced GC)\n${table(rows)}\n` +
+      "heap total at RSS peak: V8's heap, used or not, when the RSS peaked; watcher heap: live heap at steady\n" +
+      'state minus before the watcher started; per store: records / MB, the\n' +
+      'records times the heap of a deep copy of up to 1,000 of them (an upper bound where records share strings);\n' +
+      'rest: indexes, maps, the kinds table, metrics, module state.\n',
   );
 }
 

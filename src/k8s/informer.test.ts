@@ -35,7 +35,7 @@ describe('informer against the Kubernetes simulator', () => {
       body: { ...current, metadata: { ...current.metadata, labels } },
     });
   };
-  const newInformer = (options: Partial<InformerOptions> = {}) => {
+  const newInformer = (options: Partial<InformerOptions<V1Pod>> = {}) => {
     const informer = new Informer<V1Pod>({
       name: 'pods',
       kubeConfig,
@@ -125,6 +125,34 @@ describe('informer against the Kubernetes simulator', () => {
     await relabelPod('web-1', { tier: 'db' });
     await waitFor(() => deleted.includes('ns1/web-1'), { what: 'the delete' });
     assert.equal(informer.list().length, 0);
+  });
+
+  it('caches and delivers what its transform returns, for listed and watched objects alike', async () => {
+    const informer = newInformer({
+      name: 'pods-transformed',
+      labelSelector: 'app=slim',
+      transform: (p) => ({ ...p, spec: { containers: [], nodeName: `seen-${p.spec?.nodeName}` } }),
+    });
+    const delivered: string[] = [];
+    informer
+      .on('add', (p) => delivered.push(`add ${p.metadata?.name} ${p.spec?.nodeName}`))
+      .on('update', (p, old) =>
+        delivered.push(`update ${p.metadata?.name} ${old.spec?.nodeName}->${p.spec?.nodeName}`),
+      );
+    await createPod(pod('slim-listed', 'node-slim-a', { app: 'slim' }));
+    informer.start();
+    await informer.waitForSync(AbortSignal.timeout(20_000));
+    await createPod(pod('slim-watched', 'node-slim-b', { app: 'slim' }));
+    await waitFor(() => delivered.length === 2, { what: 'the watched add' });
+    await relabelPod('slim-watched', { app: 'slim', v: '2' });
+    await waitFor(() => delivered.length === 3, { what: 'the update' });
+    assert.deepEqual(delivered, [
+      'add slim-listed seen-node-slim-a',
+      'add slim-watched seen-node-slim-b',
+      'update slim-watched seen-node-slim-b->seen-node-slim-b',
+    ]);
+    assert.deepEqual(informer.get('ns1/slim-listed')?.spec, { containers: [], nodeName: 'seen-node-slim-a' });
+    assert.equal(informer.get('ns1/slim-watched')?.metadata?.labels?.v, '2', 'what it kept is current');
   });
 
   it('follows continue tokens when the list is paged with a small pageSize', async () => {

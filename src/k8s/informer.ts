@@ -28,7 +28,7 @@ export type InformerEvent =
   | { type: 'bookmark'; resourceVersion: string }
   | { type: 'watchdog'; silentMs: number };
 
-export interface InformerOptions {
+export interface InformerOptions<T extends KubernetesObject = KubernetesObject> {
   /** For logs and the `informer` metric label, e.g. `pods`. */
   name: string;
   kubeConfig: KubeConfig;
@@ -44,6 +44,14 @@ export interface InformerOptions {
   silenceMs?: number;
   /** Reconnect backoff; default 800 ms doubling to 30 s with jitter. */
   backoff?: { initialMs: number; maxMs: number };
+  /**
+   * Applied to every listed and watched object before it is cached or handed to a handler, so
+   * the cache keeps only what its readers need (client-go's `SetTransform`): what it drops, no
+   * handler and no reader ever sees. It must keep `metadata.name`, `namespace` and
+   * `resourceVersion`, and must not change its argument's nested objects in place (it may
+   * build a new object from them).
+   */
+  transform?: (obj: T) => T;
   registry?: Registry;
   logger?: Logger;
 }
@@ -108,6 +116,7 @@ export class Informer<T extends KubernetesObject> {
   private readonly path: string;
   private readonly selectors: Query;
   private readonly pageSize: number;
+  private readonly transform: (obj: T) => T;
   private readonly watchTimeoutSeconds: readonly [number, number];
   private readonly silenceMs: number;
   private readonly backoff: Backoff;
@@ -125,7 +134,7 @@ export class Informer<T extends KubernetesObject> {
   /** Object and bookmark events the current watch delivered. */
   private watchEvents = 0;
 
-  constructor(options: InformerOptions) {
+  constructor(options: InformerOptions<T>) {
     this.name = options.name;
     if (!options.name) throw new Error('informer needs a name');
     if (!options.path.startsWith('/')) throw new Error(`informer ${options.name}: path must start with "/"`);
@@ -135,6 +144,7 @@ export class Informer<T extends KubernetesObject> {
       fieldSelector: options.fieldSelector || undefined,
     };
     this.pageSize = options.pageSize ?? Informer.DEFAULT_PAGE_SIZE;
+    this.transform = options.transform ?? ((obj) => obj);
     if (!Number.isInteger(this.pageSize) || this.pageSize < 1) {
       throw new Error(
         `informer ${options.name}: pageSize must be a positive integer, got ${options.pageSize}`,
@@ -370,7 +380,7 @@ export class Informer<T extends KubernetesObject> {
         if (itemKind && item.kind === undefined) item.kind = itemKind;
         if (page.apiVersion && item.apiVersion === undefined) item.apiVersion = page.apiVersion;
         objectKey(item);
-        items.push(item);
+        items.push(this.transform(item));
       }
       resourceVersion ??= page.metadata?.resourceVersion;
       continueToken = page.metadata?.continue || undefined;
@@ -484,7 +494,7 @@ export class Informer<T extends KubernetesObject> {
     if (typeof obj.metadata?.name !== 'string' || obj.metadata.name === '') {
       throw new WatchDecodeError(`${event.type} event for an object without metadata.name`);
     }
-    return obj;
+    return this.transform(obj);
   }
 
   private advance(obj: KubernetesObject): void {

@@ -117,6 +117,15 @@ export class ObjectStore {
   private readonly tables = new Map<ResourceType, Map<string, Map<string, KubeObject>>>();
   private readonly listeners = new Set<StoreListener>();
   readonly history: EventHistory;
+  /**
+   * The last snapshot a list built: a paged list asks for the same one page after page, and
+   * building it (every object, history undone, sorted) per page made listing N objects cost
+   * O(N² / limit): minutes for 100,000 pods. A snapshot at a version never changes (stored
+   * objects are replaced, not changed in place), so it stays valid for as long as it is kept.
+   */
+  private lastSnapshot:
+    | { resource: ResourceType; namespace: string | undefined; atRv: number; rows: [string, KubeObject][] }
+    | undefined;
 
   constructor(
     historyLimit: number,
@@ -243,6 +252,18 @@ export class ObjectStore {
 
   /** The objects as of `atRv`, sorted by key: current state with later history undone. */
   private snapshot(
+    resource: ResourceType,
+    namespace: string | undefined,
+    atRv: number,
+  ): [string, KubeObject][] {
+    const last = this.lastSnapshot;
+    if (last?.resource === resource && last.namespace === namespace && last.atRv === atRv) return last.rows;
+    const rows = this.buildSnapshot(resource, namespace, atRv);
+    this.lastSnapshot = { resource, namespace, atRv, rows };
+    return rows;
+  }
+
+  private buildSnapshot(
     resource: ResourceType,
     namespace: string | undefined,
     atRv: number,

@@ -9,6 +9,7 @@
  */
 import type { V1Namespace, V1Pod } from '@kubernetes/client-node';
 import { ModelValidationError } from './errors.js';
+import { nodeInternalIp } from './kube.js';
 import { parseNetvirtKey } from './keys.js';
 import { interfaceName, vpnName } from './names.js';
 import { planGateway, planGatewayVpn, planService, type GatewayPlanInputs } from './plan-gateway.js';
@@ -147,14 +148,31 @@ function usesIn(ns: string, inputs: NetvirtPlanInputs): { pod: V1Pod; use: Insta
   return inputs.podsInNamespace(ns).map((pod) => ({ pod, use: instanceUse(podPlacement(pod, inputs)) }));
 }
 
+/**
+ * The first pod of the namespace attached to the ELAN, if any. Only a pod on a node with the
+ * ELAN's InternalIP can be (placement names the ELAN after its node's InternalIP), so only those
+ * are placed: a namespace's pods spread over many nodes, and planning every ELAN by placing
+ * every pod of its namespace made a restart's plans quadratic in the pods per namespace.
+ */
+function attachedTo(elanName: string, ns: string, inputs: NetvirtPlanInputs): InstanceUse | undefined {
+  const nodeIp = elanName.slice(0, elanName.length - ns.length - 1);
+  for (const pod of inputs.podsInNamespace(ns)) {
+    const nodeName = pod.spec?.nodeName;
+    const node = nodeName ? inputs.node(nodeName) : undefined;
+    if (!node || nodeInternalIp(node) !== nodeIp) continue;
+    const use = instanceUse(podPlacement(pod, inputs));
+    if (use.use === 'attached' && use.elanInstanceName === elanName) return use;
+  }
+  return undefined;
+}
+
 /** `elan/<ip>:<ns>`: the ELAN of a namespace on one node, needed by the pods attached to it. */
 export function planElan(key: string, elanName: string, ns: string, inputs: NetvirtPlanInputs): KeyPlan {
-  const pods = usesIn(ns, inputs);
-  const need = elanInstanceNeed(
-    elanName,
-    ns,
-    pods.map((p) => p.use),
-  );
+  // Desired as soon as one pod is attached to it; every pod of the namespace is placed only to
+  // tell `keep` (one cannot be placed yet) from `unneeded`.
+  const attached = attachedTo(elanName, ns, inputs);
+  const uses = attached ? [attached] : usesIn(ns, inputs).map((p) => p.use);
+  const need = elanInstanceNeed(elanName, ns, uses);
   if (need === 'keep')
     return {
       key,
@@ -168,8 +186,7 @@ export function planElan(key: string, elanName: string, ns: string, inputs: Netv
       entries: [absent('elanInstance', elanName, `no pod of namespace ${ns} on that node needs it`)],
       facts: [],
     };
-  const first = pods.find((p) => p.use.use === 'attached' && p.use.elanInstanceName === elanName)?.use;
-  const node = first?.use === 'attached' ? inputs.node(first.nodeName) : undefined;
+  const node = attached?.use === 'attached' ? inputs.node(attached.nodeName) : undefined;
   const namespace = inputs.namespace(ns);
   // Placed pods were placed against these very inputs: both are known.
   if (!node || !namespace)
@@ -191,6 +208,9 @@ export function planElan(key: string, elanName: string, ns: string, inputs: Netv
  * itself is the fallback for a namespace that is gone.
  */
 export function namespaceOfVpn(name: string, inputs: NetvirtPlanInputs): string | undefined {
+  // A shortened name has a `.`, which no namespace name has: without one, the namespace can only
+  // be `name` itself (the search below would find just that, at the cost of every namespace).
+  if (!name.includes('.')) return vpnName(name) === name ? name : undefined;
   for (const ns of inputs.namespaceNames()) if (ns !== '' && vpnName(ns) === name) return ns;
   return vpnName(name) === name ? name : undefined;
 }

@@ -29,6 +29,7 @@ import { SetIndex } from '../common/set-index.js';
 import { Informer, waitForAllSynced, type InformerOptions } from '../k8s/informer.js';
 import { nodeInternalIp } from '../netvirt/kube.js';
 import type { NetworkAttachmentDefinition } from '../netvirt/network-config.js';
+import { slimNode, slimObject, slimPod } from './slim-objects.js';
 
 /**
  * A change of one Kubernetes object, as an informer handler saw it. Services and
@@ -104,7 +105,7 @@ export class ClusterView {
   private readonly nodesByIp = new SetIndex();
   private readonly nodeNameByUid = new Map<string, string>();
   private readonly listeners: ((change: ClusterChange) => void)[] = [];
-  private readonly informerOptions: Omit<InformerOptions, 'name' | 'path'>;
+  private readonly informerOptions: Omit<InformerOptions, 'name' | 'path' | 'transform'>;
   private started = false;
 
   constructor(options: ClusterViewOptions) {
@@ -114,9 +115,10 @@ export class ClusterView {
       logger: options.logger,
       ...(options.watchTimeoutSeconds ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
     };
-    this.pods = this.newInformer<V1Pod>({ name: 'pods', path: '/api/v1/pods' });
+    // The caches keep what reconciles read, not what the API server sent (slim-objects.ts).
+    this.pods = this.newInformer<V1Pod>({ name: 'pods', path: '/api/v1/pods', transform: slimPod });
     this.namespaces = this.newInformer<V1Namespace>({ name: 'namespaces', path: '/api/v1/namespaces' });
-    this.nodes = this.newInformer<V1Node>({ name: 'nodes', path: '/api/v1/nodes' });
+    this.nodes = this.newInformer<V1Node>({ name: 'nodes', path: '/api/v1/nodes', transform: slimNode });
 
     indexWith(this.pods, (pod, add) => this.indexPod(pod, add));
     indexWith(this.nodes, (node, add) => this.indexNode(node, add));
@@ -266,8 +268,12 @@ export class ClusterView {
     return [...this.podsByNamespace.keys()];
   }
 
-  private newInformer<T extends KubernetesObject>(what: { name: string; path: string }): Informer<T> {
-    return new Informer<T>({ ...this.informerOptions, ...what });
+  private newInformer<T extends KubernetesObject>(what: {
+    name: string;
+    path: string;
+    transform?: (obj: T) => T;
+  }): Informer<T> {
+    return new Informer<T>({ transform: slimObject, ...this.informerOptions, ...what });
   }
 
   /** Emits every change of `informer` to the listeners as a `kind` change. */

@@ -117,6 +117,9 @@ export function defaultIdentity(): string {
 const KUBE_UNREADY_MS = 30_000;
 const KUBE_DEAD_MS = 5 * 60_000;
 
+/** `Term.changedAt` is not pruned below this size (pruning walks it). */
+const MIN_CHANGED_AT_PRUNE = 4_096;
+
 /** One leader term: its abort signal, its queue, and which keys are not settled yet. */
 class Term {
   readonly abort = new AbortController();
@@ -142,6 +145,10 @@ class Term {
   private readonly waitingFor = new Map<string, Set<string>>();
   /** `kind/name` → the change count when it last changed (a change during a reconcile counts). */
   private readonly changedAt = new Map<string, number>();
+  /** Running key → the change count when its reconcile began (the `since` of its `waitFor`). */
+  private readonly runningSinceChange = new Map<string, number>();
+  /** `changedAt` is pruned when it reaches this size (doubling: amortised constant per change). */
+  private pruneChangedAt = MIN_CHANGED_AT_PRUNE;
   /** ODL entry changes seen in this term. */
   changes = 0;
 
@@ -196,19 +203,36 @@ class Term {
     const k = refKey(ref);
     this.changes += 1;
     this.changedAt.set(k, this.changes);
+    if (this.changedAt.size >= this.pruneChangedAt) this.forgetOldChanges();
     const keys = this.waitingFor.get(k);
     if (!keys) return;
     this.waitingFor.delete(k);
     for (const key of keys) this.add(key);
   }
 
-  began(key: string): void {
+  /** `key`'s reconcile begins; returns the change count its `waitFor` compares against. */
+  began(key: string): number {
     this.runningSince.set(key, this.pending.get(key) ?? this.seq);
+    this.runningSinceChange.set(key, this.changes);
+    return this.changes;
+  }
+
+  /**
+   * Only a change after the `since` of a reconcile still running can matter to a `waitFor`:
+   * older ones go, so the map does not hold every entry the term ever wrote (400,000 converging
+   * 100,000 pods).
+   */
+  private forgetOldChanges(): void {
+    let oldest = this.changes;
+    for (const since of this.runningSinceChange.values()) oldest = Math.min(oldest, since);
+    for (const [k, at] of this.changedAt) if (at <= oldest) this.changedAt.delete(k);
+    this.pruneChangedAt = Math.max(MIN_CHANGED_AT_PRUNE, this.changedAt.size * 2);
   }
 
   ended(key: string, settled: boolean): void {
     const since = this.runningSince.get(key) ?? 0;
     this.runningSince.delete(key);
+    this.runningSinceChange.delete(key);
     if (settled && (this.pending.get(key) ?? 0) <= since && this.pending.delete(key)) this.settledKeys += 1;
     this.checkIdle();
   }
@@ -361,8 +385,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     };
     const kind = keyKind(key);
     const stopTimer = metrics.reconcileDuration.startTimer({ kind });
-    t.began(key);
-    const since = t.changes;
+    const since = t.began(key);
     try {
       const outcome = await backend.reconcile(key, guard);
       metrics.reconciles.inc({ kind, result: outcome.result });
