@@ -17,6 +17,7 @@ import { Ovs } from '../../src/ovs/ovs.js';
 import { txChecksumOffload } from '../../src/ovs/pod-interface.js';
 import { exchangeTraffic } from '../../src/sandbox/pod-traffic.js';
 import { createNetns, skipUnlessRoot, type TestNetns } from '../helpers/netns.js';
+import { startNetvirtL3 } from '../helpers/netvirt-l3.js';
 import { startOvsSandbox, type OvsSandbox } from '../helpers/ovs-sandbox.js';
 import { stopPid } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
@@ -50,6 +51,7 @@ describe(
     let port = 0;
     const namespaces: TestNetns[] = [];
     const bridge = `brck${randomBytes(3).toString('hex')}`;
+    let stopL3: (() => Promise<void>) | undefined;
 
     before(async () => {
       world = await startAgentSurroundings();
@@ -57,6 +59,8 @@ describe(
       shim = await compileShim(world.dir);
       sandbox = await startOvsSandbox();
       ovs = new Ovs({ dbSocket: sandbox.dbSocket });
+      // The pods reach each other through the subnet gateway (src/sandbox/netvirt-l3.ts).
+      stopL3 = startNetvirtL3(sandbox, bridge, join(world.dir, 'net.d', '10-odlcoe.conflist'));
       pathWithoutEthtool = join(world.dir, 'bin');
       await mkdir(pathWithoutEthtool);
       for (const program of ['ip', 'nsenter', 'ovs-vsctl']) {
@@ -67,6 +71,7 @@ describe(
     after(async () => {
       if (agent?.pid) await stopPid(agent.pid);
       for (const ns of namespaces) await ns.remove().catch(() => undefined);
+      await stopL3?.();
       ovs?.close();
       await sandbox?.stop();
       await world?.close();

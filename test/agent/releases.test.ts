@@ -57,7 +57,7 @@ describe(
       );
       assert.equal(out.code, 0, out.stdout + out.stderr);
       const result = out.json as { ips: { address: string; gateway: string }[] };
-      assert.match(result.ips[0]?.address ?? '', /^10\.11\.1\.\d+\/24$/);
+      assert.match(result.ips[0]?.address ?? '', /^10\.11\.1\.\d+\/32$/);
       assert.equal(result.ips[0]?.gateway, '10.11.1.1');
       const del = await execShim(
         node.shim,

@@ -86,7 +86,7 @@ describe('agent restart: reconcile after the pod informer synced', { skip, timeo
     assert.equal(stays.externalIds['ip-address'], ips.stays);
     assert.ok(await linkExists(hostVethName('cid-stays', 'eth0')));
     const iface = await inspectPodInterface(namespaces.stays?.path ?? '', 'eth0');
-    assert.deepEqual(iface?.addresses, [`${ips.stays}/24`]);
+    assert.deepEqual(iface?.addresses, [`${ips.stays}/32`]);
     // The deleted pod: port, veth and lease gone; the orphan lease gone.
     assert.equal(await ovs.getPort(hostVethName('cid-deleted', 'eth0')), undefined);
     assert.equal(await linkExists(hostVethName('cid-deleted', 'eth0')), false);
@@ -103,7 +103,7 @@ describe('agent restart: reconcile after the pod informer synced', { skip, timeo
     assert.ok(terminating && terminating.ofport > 0);
     assert.ok(await linkExists(hostVethName('cid-terminating', 'eth0')));
     assert.deepEqual((await inspectPodInterface(namespaces.terminating?.path ?? '', 'eth0'))?.addresses, [
-      `${ips.terminating}/24`,
+      `${ips.terminating}/32`,
     ]);
     assert.ok(leases.includes(ips.terminating ?? ''));
   });

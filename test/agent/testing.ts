@@ -22,9 +22,8 @@ import { translateNodeNetwork } from '../../src/netvirt/node-network.js';
 import type { Profile } from '../../src/netvirt/profile.js';
 import { KubeClient } from '../../src/k8s/kube-client.js';
 import { startKubeSim, type KubeSim } from '../../src/kubesim/server.js';
-import { Ovs } from '../../src/ovs/ovs.js';
-import { conflistGateways, NetvirtL3 } from '../../src/sandbox/netvirt-l3.js';
 import { compileNodeOnlyModule } from '../helpers/compile.js';
+import { startNetvirtL3 } from '../helpers/netvirt-l3.js';
 import { startOvsSandbox, type OvsSandbox } from '../helpers/ovs-sandbox.js';
 import { deletePodAsKubelet, finishPodDeletion, terminatePod } from '../helpers/pod-deletion.js';
 import { waitFor } from '../helpers/wait.js';
@@ -284,19 +283,7 @@ export async function startTestNode(
     config.ovs.timeoutSeconds = 3;
     await mkdir(join(dir, 'run'), { recursive: true });
     // NetVirt's L3 hop between the node's pods, which hold /32 addresses (src/sandbox/netvirt-l3.ts).
-    const ports = new Ovs({ dbSocket: ovs.dbSocket, timeoutSeconds: 5 });
-    const l3 = new NetvirtL3({
-      bridge,
-      listPorts: (b) => ports.listPorts(b),
-      ofctl: (args, input) => ovs.ofctl([...args], input),
-      gateways: () => conflistGateways(join(config.cni.confDir, config.cni.confFile)),
-      logger: silentLogger(),
-    });
-    l3.start();
-    cleanups.push(async () => {
-      await l3.stop();
-      ports.close();
-    });
+    cleanups.push(startNetvirtL3(ovs, bridge, join(config.cni.confDir, config.cni.confFile)));
 
     const node: TestNode = {
       dir,
