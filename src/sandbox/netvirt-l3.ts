@@ -26,7 +26,7 @@ import { errorMessage } from '../common/log.js';
 import { podMac } from '../netvirt/names.js';
 import { EXTERNAL_ID, isExtraInterfacePort, isPodPort } from '../ovs/external-ids.js';
 import { NODE_GATEWAY_ID } from '../ovs/node-gateway.js';
-import type { OvsPort } from '../ovs/ovs.js';
+import { Ovs, type OvsPort } from '../ovs/ovs.js';
 
 /** The cookie of every rule this module writes. */
 const COOKIE = '0x0dc0e13';
@@ -155,4 +155,29 @@ export class NetvirtL3 {
     this.timer = undefined;
     await this.running;
   }
+}
+
+/**
+ * Keeps `bridge`'s rules for the gateways of the agent's conflist at `conflistPath`, on the OVS
+ * whose database is at `dbSocket` (a simulated node's, a test's); returns the stop.
+ */
+export function startNetvirtL3(
+  ovs: { dbSocket: string; ofctl(args: string[], input?: string): Promise<string> },
+  bridge: string,
+  conflistPath: string,
+  logger: Logger,
+): () => Promise<void> {
+  const ports = new Ovs({ dbSocket: ovs.dbSocket, timeoutSeconds: 10 });
+  const l3 = new NetvirtL3({
+    bridge,
+    listPorts: (b) => ports.listPorts(b),
+    ofctl: (args, input) => ovs.ofctl([...args], input),
+    gateways: () => conflistGateways(conflistPath),
+    logger,
+  });
+  l3.start();
+  return async () => {
+    await l3.stop();
+    ports.close();
+  };
 }

@@ -16,9 +16,8 @@ import { join } from 'node:path';
 import type { Logger } from '../common/log.js';
 import { errorMessage } from '../common/log.js';
 import { sleep } from '../common/backoff.js';
-import { Ovs } from '../ovs/ovs.js';
 import { createNetns, type NamedNetns } from './netns.js';
-import { conflistGateways, NetvirtL3 } from './netvirt-l3.js';
+import { startNetvirtL3 } from './netvirt-l3.js';
 import { programCommand } from './programs.js';
 import { startDaemon, type Daemon } from './processes.js';
 import { checkUnixPath, relayTcp, relayUnix, type Relay } from './relay.js';
@@ -201,19 +200,7 @@ export async function startSimulatedNode(opts: SimulatedNodeOptions): Promise<Si
 
     // NetVirt's L3 hop for the node's own pods (netvirt-l3.ts): no ODL programs this bridge.
     const conflistPath = join(config.cni.confDir, '10-odlcoe.conflist');
-    const ports = new Ovs({ dbSocket: ovs.dbSocket, timeoutSeconds: 10 });
-    const l3 = new NetvirtL3({
-      bridge: BRIDGE,
-      listPorts: (bridge) => ports.listPorts(bridge),
-      ofctl: (args, input) => ovs.ofctl(args, input),
-      gateways: () => conflistGateways(conflistPath),
-      logger,
-    });
-    l3.start();
-    cleanups.push(async () => {
-      await l3.stop();
-      ports.close();
-    });
+    cleanups.push(startNetvirtL3(ovs, BRIDGE, conflistPath, logger));
 
     const node: SimulatedNode = {
       name: opts.name,

@@ -17,7 +17,8 @@ import { Ovs } from '../../src/ovs/ovs.js';
 import { txChecksumOffload } from '../../src/ovs/pod-interface.js';
 import { exchangeTraffic } from '../../src/sandbox/pod-traffic.js';
 import { createNetns, skipUnlessRoot, type TestNetns } from '../helpers/netns.js';
-import { startNetvirtL3 } from '../helpers/netvirt-l3.js';
+import { silentLogger } from '../../src/common/log.js';
+import { startNetvirtL3 } from '../../src/sandbox/netvirt-l3.js';
 import { startOvsSandbox, type OvsSandbox } from '../helpers/ovs-sandbox.js';
 import { stopPid } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
@@ -60,7 +61,12 @@ describe(
       sandbox = await startOvsSandbox();
       ovs = new Ovs({ dbSocket: sandbox.dbSocket });
       // The pods reach each other through the subnet gateway (src/sandbox/netvirt-l3.ts).
-      stopL3 = startNetvirtL3(sandbox, bridge, join(world.dir, 'net.d', '10-odlcoe.conflist'));
+      stopL3 = startNetvirtL3(
+        sandbox,
+        bridge,
+        join(world.dir, 'net.d', '10-odlcoe.conflist'),
+        silentLogger(),
+      );
       pathWithoutEthtool = join(world.dir, 'bin');
       await mkdir(pathWithoutEthtool);
       for (const program of ['ip', 'nsenter', 'ovs-vsctl']) {

@@ -23,7 +23,7 @@ import type { Profile } from '../../src/netvirt/profile.js';
 import { KubeClient } from '../../src/k8s/kube-client.js';
 import { startKubeSim, type KubeSim } from '../../src/kubesim/server.js';
 import { compileNodeOnlyModule } from '../helpers/compile.js';
-import { startNetvirtL3 } from '../helpers/netvirt-l3.js';
+import { startNetvirtL3 } from '../../src/sandbox/netvirt-l3.js';
 import { startOvsSandbox, type OvsSandbox } from '../helpers/ovs-sandbox.js';
 import { deletePodAsKubelet, finishPodDeletion, terminatePod } from '../helpers/pod-deletion.js';
 import { waitFor } from '../helpers/wait.js';
@@ -283,7 +283,7 @@ export async function startTestNode(
     config.ovs.timeoutSeconds = 3;
     await mkdir(join(dir, 'run'), { recursive: true });
     // NetVirt's L3 hop between the node's pods, which hold /32 addresses (src/sandbox/netvirt-l3.ts).
-    cleanups.push(startNetvirtL3(ovs, bridge, join(config.cni.confDir, config.cni.confFile)));
+    cleanups.push(startNetvirtL3(ovs, bridge, join(config.cni.confDir, config.cni.confFile), silentLogger()));
 
     const node: TestNode = {
       dir,
