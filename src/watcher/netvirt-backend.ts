@@ -114,6 +114,7 @@ export class NetvirtBackend extends OdlBackend {
       k8sNodeModel: this.table.has('k8sNode'),
       pod: (ns, name) => view.pod(ns, name),
       podsInNamespace: (ns) => view.podsInNamespace(ns),
+      podsInNamespaceOnIp: (ns, ip) => view.podsInNamespaceOnIp(ns, ip),
       namespace: (name) => view.namespace(name),
       namespaceNames: () => [
         ...view.namespacesWithPods(),
