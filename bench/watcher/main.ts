@@ -394,6 +394,8 @@ interface RunResult {
    * was idle: what the watcher spent, whatever else ran on the machine (wall times are not).
    */
   convergeCpuMs: number | undefined;
+  /** Reconciles the watcher ran until idle, by key kind (a key runs again while it waits). */
+  reconciles: Record<string, number>;
   counts: Record<string, number>;
   requests: number;
   edits: number;
@@ -415,6 +417,17 @@ interface RunResult {
   restartEdits: number;
   rawPutsPerSecond: number;
   watcherPutsPerSecond: number;
+}
+
+/** `odlcoe_watcher_reconciles_total` summed by key kind. */
+async function reconcilesByKind(watcher: Watcher): Promise<Record<string, number>> {
+  const metric = watcher.registry.getSingleMetric('odlcoe_watcher_reconciles_total');
+  const out: Record<string, number> = {};
+  for (const v of (await metric?.get())?.values ?? []) {
+    const kind = String(v.labels.kind);
+    out[kind] = (out[kind] ?? 0) + v.value;
+  }
+  return out;
 }
 
 /** CPU time (user + system) of this process since `since`, in ms. */
@@ -555,6 +568,7 @@ async function run(
     let first: BenchWatcher | undefined = await startBenchWatcher(o, condition, shape, kc, emulator.url);
     let convergeMs: number | undefined;
     let convergeCpuMs: number | undefined;
+    let reconciles: Record<string, number> = {};
     let counts: Record<string, number> = {};
     try {
       if (
@@ -564,6 +578,7 @@ async function run(
         )) === true
       ) {
         convergeCpuMs = cpuMsSince(cpuStarted);
+        reconciles = await reconcilesByKind(first.watcher);
         for (;;) {
           counts = await count();
           if (equalCounts(counts, expected)) {
@@ -648,6 +663,7 @@ async function run(
       churn,
       convergeMs,
       convergeCpuMs,
+      reconciles,
       counts,
       requests: writes.requests,
       edits: writes.edits,
@@ -914,7 +930,10 @@ async function main(): Promise<void> {
           results.push(r);
           process.stdout.write(
             `  converge ${seconds(r.convergeMs)} (CPU ${seconds(r.convergeCpuMs)}), ${r.requests} requests / ${r.edits} edits, ` +
-              `restart ${seconds(r.restartMs)} (CPU ${seconds(r.restartCpuMs)}) with ${r.restartEdits} edits\n`,
+              `restart ${seconds(r.restartMs)} (CPU ${seconds(r.restartCpuMs)}) with ${r.restartEdits} edits\n` +
+              `  reconciles until idle: ${Object.entries(r.reconciles)
+                .map(([kind, n]) => `${kind} ${n}`)
+                .join(', ')}\n`,
           );
           if (r.convergeMs === undefined)
             process.stdout.write(
