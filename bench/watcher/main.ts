@@ -389,6 +389,13 @@ interface RunResult {
   shape: Shape;
   churn: ChurnResult | undefined;
   convergeMs: number | undefined;
+  /**
+   * CPU time (user + system) of the measuring process from the watcher's start until its queue
+   * was idle: what the watcher spent, whatever else ran on the machine (wall times are not).
+   */
+  convergeCpuMs: number | undefined;
+  /** Reconciles the watcher ran until idle, by key kind (a key runs again while it waits). */
+  reconciles: Record<string, number>;
   counts: Record<string, number>;
   requests: number;
   edits: number;
@@ -404,10 +411,29 @@ interface RunResult {
   /** The watcher's main stores at steady state (bench/common/heap.ts says how they are estimated). */
   components: ComponentHeap[];
   restartMs: number | undefined;
+  /** The same for the restart. */
+  restartCpuMs: number | undefined;
   restartRequests: number;
   restartEdits: number;
   rawPutsPerSecond: number;
   watcherPutsPerSecond: number;
+}
+
+/** `odlcoe_watcher_reconciles_total` summed by key kind. */
+async function reconcilesByKind(watcher: Watcher): Promise<Record<string, number>> {
+  const metric = watcher.registry.getSingleMetric('odlcoe_watcher_reconciles_total');
+  const out: Record<string, number> = {};
+  for (const v of (await metric?.get())?.values ?? []) {
+    const kind = String(v.labels.kind);
+    out[kind] = (out[kind] ?? 0) + v.value;
+  }
+  return out;
+}
+
+/** CPU time (user + system) of this process since `since`, in ms. */
+function cpuMsSince(since: NodeJS.CpuUsage): number {
+  const { user, system } = process.cpuUsage(since);
+  return (user + system) / 1000;
 }
 
 const silentEvents: EventRecorder = { warning: () => undefined };
@@ -537,9 +563,12 @@ async function run(
     };
     const sampler = setInterval(sample, RSS_SAMPLE_MS);
     const started = performance.now();
+    const cpuStarted = process.cpuUsage();
     const deadline = started + o.timeoutMs;
     let first: BenchWatcher | undefined = await startBenchWatcher(o, condition, shape, kc, emulator.url);
     let convergeMs: number | undefined;
+    let convergeCpuMs: number | undefined;
+    let reconciles: Record<string, number> = {};
     let counts: Record<string, number> = {};
     try {
       if (
@@ -548,6 +577,8 @@ async function run(
           deadline,
         )) === true
       ) {
+        convergeCpuMs = cpuMsSince(cpuStarted);
+        reconciles = await reconcilesByKind(first.watcher);
         for (;;) {
           counts = await count();
           if (equalCounts(counts, expected)) {
@@ -595,9 +626,11 @@ async function run(
 
     // 2. restart on the converged ODL
     let restartMs: number | undefined;
+    let restartCpuMs: number | undefined;
     let restartWrites = { requests: 0, edits: 0 };
     if (convergeMs !== undefined) {
       const restartStarted = performance.now();
+      const restartCpu = process.cpuUsage();
       const second = await startBenchWatcher(o, condition, shape, kc, emulator.url);
       try {
         if (
@@ -605,8 +638,10 @@ async function run(
             second.watcher.idle().then(() => true),
             restartStarted + o.timeoutMs,
           )) === true
-        )
+        ) {
           restartMs = performance.now() - restartStarted;
+          restartCpuMs = cpuMsSince(restartCpu);
+        }
       } finally {
         await second.close();
       }
@@ -627,6 +662,8 @@ async function run(
       shape,
       churn,
       convergeMs,
+      convergeCpuMs,
+      reconciles,
       counts,
       requests: writes.requests,
       edits: writes.edits,
@@ -638,6 +675,7 @@ async function run(
       heapSteadyMb: heapSteady === undefined ? undefined : heapSteady / MIB,
       components,
       restartMs,
+      restartCpuMs,
       restartRequests: restartWrites.requests,
       restartEdits: restartWrites.edits,
       rawPutsPerSecond,
@@ -891,7 +929,11 @@ async function main(): Promise<void> {
           const r = await runInChild(o, condition, shape, kubeconfigPath);
           results.push(r);
           process.stdout.write(
-            `  converge ${seconds(r.convergeMs)}, ${r.requests} requests / ${r.edits} edits, restart ${seconds(r.restartMs)} with ${r.restartEdits} edits\n`,
+            `  converge ${seconds(r.convergeMs)} (CPU ${seconds(r.convergeCpuMs)}), ${r.requests} requests / ${r.edits} edits, ` +
+              `restart ${seconds(r.restartMs)} (CPU ${seconds(r.restartCpuMs)}) with ${r.restartEdits} edits\n` +
+              `  reconciles until idle: ${Object.entries(r.reconciles)
+                .map(([kind, n]) => `${kind} ${n}`)
+                .join(', ')}\n`,
           );
           if (r.convergeMs === undefined)
             process.stdout.write(
@@ -917,6 +959,7 @@ function report(o: Options, results: RunResult[]): void {
       'condition',
       'mode',
       'converge',
+      'CPU',
       'ODL entries',
       'requests',
       'requests/pod',
@@ -935,6 +978,7 @@ function report(o: Options, results: RunResult[]): void {
       conditionLabel(o, r.condition),
       r.condition.mode,
       seconds(r.convergeMs),
+      seconds(r.convergeCpuMs),
       String(
         Object.entries(r.counts)
           .filter(([k]) => k !== SERVICE_ROUTES)
@@ -957,6 +1001,7 @@ function report(o: Options, results: RunResult[]): void {
       `${o.profile}/${o.dialect}` +
       `${o.maxOldSpaceMb ? `, measuring process run with --max-old-space-size=${o.maxOldSpaceMb}` : ''}\n${table(rows)}\n` +
       'converge: start until the queue is idle and ODL holds every expected entry (and, with Services, every route);\n' +
+      'CPU: the measuring process’s CPU time (user + system) from start until its queue was idle (load-independent);\n' +
       'requests: write requests the emulator served (PUT/POST/PATCH/DELETE); edits: the writes they carried (a YANG\n' +
       'Patch carries many); raw PUT/s: the same emulator, a bare node:http keep-alive client at the same concurrency;\n' +
       'RSS: the measuring process, compiled JavaScript without the TypeScript loader (before the watcher started,\n' +

@@ -16,6 +16,7 @@ import {
   subnetId,
   vpnName,
 } from './names.js';
+import { codePointLength } from './validate.js';
 import { checkVpnDescription } from './vpn.js';
 import { checkElanDescription } from './elan.js';
 
@@ -81,6 +82,12 @@ describe('naming rules', () => {
     assert.throws(() => gatewayIp('10.11.1.5/24'), /host bits set/);
     assert.throws(() => gatewayIp('10.11.1.0/31'), /too small/);
     assert.throws(() => gatewayIp('10.11.1.0'), /not a CIDR/);
+    // Remembered answers are the same; a refused value is refused again (nothing remembered).
+    assert.equal(gatewayIp('10.11.1.0/24'), '10.11.1.1');
+    assert.throws(() => gatewayIp('10.11.1.5/24'), /host bits set/);
+    assert.equal(subnetId('10.0.0.1'), '190dafab-6970-3a67-a21c-1226360de7dc');
+    assert.throws(() => subnetId('10.0.0.x'), /not an IP address/);
+    assert.throws(() => subnetId('10.0.0.x'), /not an IP address/);
     assert.ok(cidrContains('10.11.1.0/24', '10.11.1.200'));
     assert.ok(!cidrContains('10.11.1.0/24', '10.11.2.1'));
     assert.ok(!cidrContains('10.11.1.0/24', 'fd00::1'));
@@ -139,5 +146,24 @@ describe('podMac', () => {
 
   it('refuses what is not an address', () => {
     assert.throws(() => podMac('10.11.1.5/24'), /not an IP/);
+  });
+});
+
+describe('codePointLength', () => {
+  it('counts characters as [...s].length does, without building the array', () => {
+    const pair = '\u{1F600}'; // one character, two UTF-16 units
+    for (const s of [
+      '',
+      'a',
+      'odlcoe',
+      pair,
+      `a${pair}b`,
+      pair + pair,
+      '\ud800',
+      '\udc00a',
+      'a\ud800',
+      '\ud800\ud800\udc00',
+    ])
+      assert.equal(codePointLength(s), [...s].length, JSON.stringify(s));
   });
 });

@@ -7,7 +7,26 @@ import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { ModelValidationError } from './errors.js';
+import { codePointLength } from './validate.js';
 import { VPN_NAME_MAX } from './vpn.js';
+
+/**
+ * `fn` with its last results kept (forgotten all at once past `max` names): for the pure
+ * functions every pod's translation calls with one of a few values (its node's IP, its node's
+ * subnet), which cost a hash or an address parse each. A call that throws keeps nothing.
+ */
+function memoised(fn: (arg: string) => string, max = 4096): (arg: string) => string {
+  const known = new Map<string, string>();
+  return (arg) => {
+    let value = known.get(arg);
+    if (value === undefined) {
+      value = fn(arg);
+      if (known.size >= max) known.clear();
+      known.set(arg, value);
+    }
+    return value;
+  };
+}
 
 /** ietf-interface, elan-interface and vpn-interface name of a pod; also the OVS `iface-id`. */
 export function interfaceName(namespace: string, podName: string): string {
@@ -44,7 +63,7 @@ const VPN_PREFIX = VPN_NAME_MAX - VPN_HASH_HEX - 1;
  */
 export function vpnName(namespace: string): string {
   nonEmpty(namespace, 'namespace');
-  if ([...namespace].length <= VPN_NAME_MAX) return namespace;
+  if (codePointLength(namespace) <= VPN_NAME_MAX) return namespace;
   const hash = createHash('sha256').update(namespace, 'utf8').digest('hex').slice(0, VPN_HASH_HEX);
   return `${[...namespace].slice(0, VPN_PREFIX).join('')}.${hash}`;
 }
@@ -77,11 +96,11 @@ export function nameUuidFromBytes(bytes: Uint8Array): string {
  * The adjacency `subnet_id` of pods on a node: `UUID.nameUUIDFromBytes(nodeIp.getBytes(UTF_8))`,
  * as NetVirt's COE renderer computed it.
  */
-export function subnetId(nodeIp: string): string {
+export const subnetId: (nodeIp: string) => string = memoised((nodeIp) => {
   if (isIP(nodeIp) === 0)
     throw new ModelValidationError('node IP', `${JSON.stringify(nodeIp)} is not an IP address`);
   return nameUuidFromBytes(Buffer.from(nodeIp, 'utf8'));
-}
+});
 
 /**
  * The `cluster-id` UUID odlcoe writes into ODL's COE models: the name-based UUID of
@@ -140,7 +159,7 @@ function parseCidrUncached(cidr: string): ParsedCidr {
  * The gateway of a pod subnet: its first address (network + 1), as host-local is configured
  * and as ODL answers ARP for it. Refuses subnets too small to hold a gateway and one pod.
  */
-export function gatewayIp(podCidr: string): string {
+export const gatewayIp: (podCidr: string) => string = memoised((podCidr) => {
   const { family, network, prefixLength } = parseCidr(podCidr);
   if (prefixLength > (family === 4 ? 30 : 126)) {
     throw new ModelValidationError(
@@ -154,7 +173,7 @@ export function gatewayIp(podCidr: string): string {
     if (bytes[i] !== 0) break;
   }
   return canonicalIp(ipaddr.fromByteArray(bytes).toString());
-}
+});
 
 /** Whether `ip` lies inside `cidr` (same family only). */
 export function cidrContains(cidr: string, ip: string): boolean {

@@ -15,9 +15,28 @@ export function checkNonEmpty(value: string, where: string): void {
   check(value.length > 0, where, 'must not be empty');
 }
 
+/**
+ * The characters (code points) of `value`, as `[...value].length` counts them (a lone
+ * surrogate is one), without building that array: every entry built checks its description.
+ */
+export function codePointLength(value: string): number {
+  let n = value.length;
+  for (let i = 0; i < value.length - 1; i += 1) {
+    const c = value.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = value.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        n -= 1;
+        i += 1;
+      }
+    }
+  }
+  return n;
+}
+
 /** A YANG `string { length min..max }`, counted in characters as YANG does. */
 export function checkLength(value: string, min: number, max: number, where: string): void {
-  const n = [...value].length;
+  const n = codePointLength(value);
   check(n >= min && n <= max, where, `length ${n} outside ${min}..${max}: ${JSON.stringify(value)}`);
 }
 

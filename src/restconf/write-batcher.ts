@@ -70,6 +70,8 @@ interface Pending {
   reject(err: unknown): void;
   settled: boolean;
   onAbort?: () => void;
+  /** While its batch is in flight: what its caller aborting means to that batch. */
+  inFlight?: () => void;
 }
 
 export class WriteBatcher {
@@ -102,8 +104,11 @@ export class WriteBatcher {
       };
       if (signal) {
         // Aborted while waiting for its batch: it leaves the batch, and the single write
-        // (which checks the signal first) rejects it as a single write would.
+        // (which checks the signal first) rejects it as a single write would. Aborted while
+        // its batch is in flight: the batch is told. One listener per edit for both, from
+        // here until it settles: add/removeEventListener were a good part of a batched write.
         pending.onAbort = () => {
+          pending.inFlight?.();
           const at = this.open.indexOf(pending);
           if (at === -1) return;
           this.open.splice(at, 1);
@@ -154,7 +159,7 @@ export class WriteBatcher {
       if (live.every((p) => p.signal?.aborted === true))
         cut.abort(live[0]!.signal!.reason ?? new Error('every writer of the batch aborted'));
     };
-    for (const p of live) p.signal?.addEventListener('abort', stillWanted, { once: true });
+    for (const p of live) p.inFlight = stillWanted;
     let answer: Awaited<ReturnType<PatchTransport['send']>>;
     try {
       answer = await this.transport.send(this.document(edits), cut.signal);
@@ -163,7 +168,7 @@ export class WriteBatcher {
       for (const p of live) this.finish(p, () => Promise.reject(err));
       return;
     } finally {
-      for (const p of live) p.signal?.removeEventListener('abort', stillWanted);
+      for (const p of live) p.inFlight = undefined;
     }
 
     if (answer.status === 415 || answer.status === 405) {

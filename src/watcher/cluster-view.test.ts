@@ -13,10 +13,11 @@ async function until(check: () => boolean, what: string): Promise<void> {
   }
 }
 
-describe('ClusterView optional resources', () => {
+describe('ClusterView', () => {
   let sim: KubeSim;
   let kc: KubeConfig;
   let view: ClusterView | undefined;
+  const others: ClusterView[] = [];
 
   before(async () => {
     sim = await startKubeSim({ port: 0, logger: silentLogger() });
@@ -25,6 +26,7 @@ describe('ClusterView optional resources', () => {
   });
   after(async () => {
     await view?.stop();
+    for (const v of others) await v.stop();
     await sim?.close();
   });
 
@@ -67,5 +69,49 @@ describe('ClusterView optional resources', () => {
     const change = changes.find((c) => c.kind === 'service');
     assert.equal(change?.kind === 'service' && change.obj.metadata?.name, 'web');
     assert.equal(view.endpointSlice('shop', 'web'), undefined);
+  });
+
+  it('finds the pods one ELAN can serve, following pod and node changes', async () => {
+    const v = new ClusterView({ kubeConfig: kc, logger: silentLogger() });
+    others.push(v);
+    v.start();
+    await v.waitForSync(AbortSignal.timeout(20_000));
+    const core = kc.makeApiClient(CoreV1Api);
+    const node = (name: string, ip: string) => ({
+      metadata: { name },
+      status: { addresses: [{ type: 'InternalIP', address: ip }] },
+    });
+    await core.createNode({ body: node('n1', '10.0.0.1') });
+    await core.createNode({ body: node('n2', '10.0.0.2') });
+    for (const ns of ['store', 'bank']) await core.createNamespace({ body: { metadata: { name: ns } } });
+    const pod = (ns: string, name: string, nodeName: string) =>
+      core.createNamespacedPod({
+        namespace: ns,
+        body: { metadata: { name }, spec: { nodeName, containers: [{ name: 'c', image: 'pause' }] } },
+      });
+    await pod('store', 'b', 'n1');
+    await pod('store', 'a', 'n1');
+    await pod('store', 'c', 'n2');
+    await pod('bank', 'd', 'n1');
+    const names = (ns: string, ip: string) => v.podsInNamespaceOnIp(ns, ip).map((p) => p.metadata?.name);
+    await until(
+      () => v.pods.list().length === 4 && v.nodes.list().length === 2,
+      'the four pods and two nodes in the view',
+    );
+    // Sorted as podsInNamespace is; other namespaces and nodes are not in it.
+    assert.deepEqual(names('store', '10.0.0.1'), ['a', 'b']);
+    assert.deepEqual(names('store', '10.0.0.2'), ['c']);
+    assert.deepEqual(names('bank', '10.0.0.1'), ['d']);
+    assert.deepEqual(names('bank', '10.0.0.2'), []);
+    assert.deepEqual(names('store', '10.0.0.9'), []);
+
+    // A node whose InternalIP changes takes its pods to the new IP.
+    await core.replaceNodeStatus({ name: 'n2', body: node('n2', '10.0.0.1') });
+    await until(() => names('store', '10.0.0.2').length === 0, 'n2 to leave 10.0.0.2');
+    assert.deepEqual(names('store', '10.0.0.1'), ['a', 'b', 'c']);
+    // A deleted pod leaves it.
+    await core.deleteNamespacedPod({ namespace: 'store', name: 'a', gracePeriodSeconds: 0 });
+    await until(() => v.pod('store', 'a') === undefined, 'pod a to go');
+    assert.deepEqual(names('store', '10.0.0.1'), ['b', 'c']);
   });
 });

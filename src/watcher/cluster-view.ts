@@ -102,6 +102,8 @@ export class ClusterView {
   private readonly optionalInformers = new Map<OptionalResource, Informer<KubernetesObject>>();
   private readonly podsByNode = new SetIndex();
   private readonly podsByNamespace = new SetIndex();
+  /** `<namespace>/<node name>` → pods: the pods one node × namespace ELAN can serve. */
+  private readonly podsByNamespaceNode = new SetIndex();
   private readonly nodesByIp = new SetIndex();
   private readonly nodeNameByUid = new Map<string, string>();
   private readonly listeners: ((change: ClusterChange) => void)[] = [];
@@ -263,6 +265,18 @@ export class ClusterView {
     return this.resolvePods(this.podsByNamespace.get(namespace));
   }
 
+  /**
+   * The pods of a namespace on the nodes whose InternalIP is `ip`, in the order of
+   * `podsInNamespace`: those an ELAN named for that IP and namespace can serve. An ELAN plan
+   * asks this for every ELAN, so it must not cost every pod of the namespace.
+   */
+  podsInNamespaceOnIp(namespace: string, ip: string): V1Pod[] {
+    const keys: string[] = [];
+    for (const node of this.nodesByIp.get(ip))
+      for (const key of this.podsByNamespaceNode.get(`${namespace}/${node}`)) keys.push(key);
+    return this.resolvePods(keys);
+  }
+
   /** Namespaces that have pods in the cache (whether or not the namespace object is known). */
   namespacesWithPods(): string[] {
     return [...this.podsByNamespace.keys()];
@@ -289,7 +303,7 @@ export class ClusterView {
       .on('delete', (obj) => emit(obj));
   }
 
-  private resolvePods(keys: ReadonlySet<string>): V1Pod[] {
+  private resolvePods(keys: Iterable<string>): V1Pod[] {
     return [...keys]
       .sort()
       .map((k) => this.pods.get(k))
@@ -305,9 +319,11 @@ export class ClusterView {
     if (add) {
       this.podsByNamespace.add(ns, key);
       if (node) this.podsByNode.add(node, key);
+      if (node) this.podsByNamespaceNode.add(`${ns}/${node}`, key);
     } else {
       this.podsByNamespace.remove(ns, key);
       if (node) this.podsByNode.remove(node, key);
+      if (node) this.podsByNamespaceNode.remove(`${ns}/${node}`, key);
     }
   }
 

@@ -9,6 +9,16 @@ import { Counter, Gauge, Histogram, LATENCY_BUCKETS, metric, type Registry } fro
 
 export type ReconcileResult = ReconcileOutcome['result'] | 'error';
 export type WriteKind = 'create' | 'update' | 'delete';
+export type ObjectState = 'undesired' | 'applied' | 'pending' | 'foreign';
+
+/** Per ODL kind: the state of every name the cluster needs, and how many are in each. */
+interface KindStates {
+  /** Needed names only (an undesired name is not kept). */
+  states: Map<string, Exclude<ObjectState, 'undesired'>>;
+  desired: number;
+  applied: number;
+  foreign: number;
+}
 
 export class WatcherMetrics {
   readonly reconcileDuration: Histogram<'kind'>;
@@ -19,10 +29,12 @@ export class WatcherMetrics {
   readonly resyncs: Counter<'result'>;
   readonly unparsed: Gauge<'kind'>;
   readonly policyApproximations: Counter<'reason'>;
-  /** Per ODL kind: names the cluster needs, names in sync, names held by foreign objects. */
-  private readonly desired = new Map<string, Set<string>>();
-  private readonly applied = new Map<string, Set<string>>();
-  private readonly foreign = new Map<string, Set<string>>();
+  /**
+   * Per ODL kind: names the cluster needs, names in sync, names held by foreign objects. One
+   * map of states with counts, not a set per state: every object of every reconcile is
+   * recorded, and three set updates each were a visible part of a key's cost.
+   */
+  private readonly kinds = new Map<string, KindStates>();
   private readonly unallocated = new Set<string>();
 
   constructor(registry: Registry) {
@@ -114,7 +126,8 @@ export class WatcherMetrics {
           registers: [],
         }),
     );
-    const sizes = (name: string, help: string, source: Map<string, Set<string>>) =>
+    const kinds = this.kinds;
+    const sizes = (name: string, help: string, count: 'desired' | 'applied' | 'foreign') =>
       metric(
         registry,
         name,
@@ -125,24 +138,24 @@ export class WatcherMetrics {
             labelNames: ['kind'],
             registers: [],
             collect() {
-              for (const [kind, names] of source) this.set({ kind }, names.size);
+              for (const [kind, states] of kinds) this.set({ kind }, states[count]);
             },
           }),
       );
     sizes(
       'odlcoe_watcher_objects_desired',
       'ODL objects the cluster needs, by object kind (as of each key’s last reconcile)',
-      this.desired,
+      'desired',
     );
     sizes(
       'odlcoe_watcher_objects_applied',
       'Needed ODL objects that ODL holds as desired, by object kind',
-      this.applied,
+      'applied',
     );
     sizes(
       'odlcoe_watcher_objects_foreign',
       'Needed ODL object names held by objects odlcoe does not own, by object kind',
-      this.foreign,
+      'foreign',
     );
     const unallocated = this.unallocated;
     metric(
@@ -161,26 +174,26 @@ export class WatcherMetrics {
   }
 
   /** Records the state of one ODL object after a reconcile looked at it. */
-  objectState(kind: string, name: string, state: 'undesired' | 'applied' | 'pending' | 'foreign'): void {
-    const mark = (map: Map<string, Set<string>>, on: boolean) => {
-      let set = map.get(kind);
-      if (!set) map.set(kind, (set = new Set()));
-      if (on) set.add(name);
-      else set.delete(name);
-    };
-    mark(this.desired, state !== 'undesired');
-    mark(this.applied, state === 'applied');
-    mark(this.foreign, state === 'foreign');
+  objectState(kind: string, name: string, state: ObjectState): void {
+    let k = this.kinds.get(kind);
+    if (!k) this.kinds.set(kind, (k = { states: new Map(), desired: 0, applied: 0, foreign: 0 }));
+    const before = k.states.get(name) ?? 'undesired';
+    if (before === state) return;
+    count(k, before, -1);
+    count(k, state, 1);
+    if (state === 'undesired') k.states.delete(name);
+    else k.states.set(name, state);
   }
 
   /** ODL objects needed and applied, over every kind. */
   objectTotals(): { desired: number; applied: number } {
-    const total = (map: Map<string, Set<string>>) => {
-      let n = 0;
-      for (const set of map.values()) n += set.size;
-      return n;
-    };
-    return { desired: total(this.desired), applied: total(this.applied) };
+    let desired = 0;
+    let applied = 0;
+    for (const k of this.kinds.values()) {
+      desired += k.desired;
+      applied += k.applied;
+    }
+    return { desired, applied };
   }
 
   nodeSubnet(nodeUid: string, allocated: boolean): void {
@@ -190,7 +203,19 @@ export class WatcherMetrics {
 
   /** A new leader term starts from nothing known. */
   reset(): void {
-    for (const map of [this.desired, this.applied, this.foreign]) for (const set of map.values()) set.clear();
+    // Kinds seen stay (their gauges read 0), as they did when each state was a set.
+    for (const k of this.kinds.values()) {
+      k.states.clear();
+      k.desired = k.applied = k.foreign = 0;
+    }
     this.unallocated.clear();
   }
+}
+
+/** Adds `by` to the counts `state` is part of. */
+function count(k: KindStates, state: ObjectState, by: 1 | -1): void {
+  if (state === 'undesired') return;
+  k.desired += by;
+  if (state === 'applied') k.applied += by;
+  else if (state === 'foreign') k.foreign += by;
 }

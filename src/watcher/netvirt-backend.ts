@@ -54,7 +54,7 @@ import { NetworkPolicies } from './network-policies.js';
 import { OdlBackend } from './odl-backend.js';
 import { runPlan, type PlanRun } from './plan-executor.js';
 import { factOf, type KeyPlan } from '../netvirt/plan.js';
-import type { WriteGuard } from './reconcile.js';
+import { keyKind, type WriteGuard } from './reconcile.js';
 import { subnetHoldsAddress } from './subnet-allocator.js';
 import { gatewayVpnRouteDistinguishers } from '../netvirt/gateway.js';
 
@@ -114,6 +114,7 @@ export class NetvirtBackend extends OdlBackend {
       k8sNodeModel: this.table.has('k8sNode'),
       pod: (ns, name) => view.pod(ns, name),
       podsInNamespace: (ns) => view.podsInNamespace(ns),
+      podsInNamespaceOnIp: (ns, ip) => view.podsInNamespaceOnIp(ns, ip),
       namespace: (name) => view.namespace(name),
       namespaceNames: () => [
         ...view.namespacesWithPods(),
@@ -391,7 +392,25 @@ export class NetvirtBackend extends OdlBackend {
     ];
   }
 
+  /**
+   * Pods (and their attachments) after every other key: what they need (their ELAN and VPN,
+   * node entries, networks, ACLs) is then written or under way when they run. A pod that finds
+   * an instance missing writes what it can, waits for it and runs again; in the order the
+   * cluster's objects name their keys (a node's pods before the namespaces' VPNs), converging
+   * 10,000 pods ran every pod key twice.
+   */
   protected *clusterKeys(): Iterable<string> {
+    const pods = new Set<string>();
+    for (const key of this.objectKeys()) {
+      const kind = keyKind(key);
+      if (kind === 'pod' || kind === 'attachment') pods.add(key);
+      else yield key;
+    }
+    yield* pods;
+  }
+
+  /** Every key the cluster's objects name, object by object. */
+  private *objectKeys(): Iterable<string> {
     const view = this.ctx.view;
     for (const obj of view.nodes.list()) yield* this.keysFor({ kind: 'node', obj });
     for (const obj of view.namespaces.list()) yield* this.keysFor({ kind: 'namespace', obj });
