@@ -603,6 +603,12 @@ async function run(
       }
     }
     const writes = await emulatorWrites(emulator.url);
+    // Said now as well: a run whose restart dies (out of heap under a cap) still shows its converge.
+    process.stderr.write(
+      `converged: ${seconds(convergeMs)}, RSS ${mb(rssBaseline / MIB)} → ${mb(rssPeak / MIB)} → ${mb(rssSteady === undefined ? undefined : rssSteady / MIB)} MB, ` +
+        `heap total at the RSS peak ${mb(heapTotalAtPeak / MIB)} MB, live heap ${mb(heapSteady === undefined ? undefined : heapSteady / MIB)} MB, ` +
+        `GC ${(gc.ms / 1000).toFixed(1)} s (${gc.majors} major)\n`,
+    );
     let restartBase = writes;
     let churn: ChurnResult | undefined;
     try {
