@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 #
 # One image for every odlcoe program:
-#   odlcoe-watcher   node /app/dist/src/watcher/main.js         (Deployment, config/deploy/watcher.yaml)
+#   odlcoe-watcher   /usr/local/bin/odlcoe-watcher-entrypoint   (Deployment, config/deploy/watcher.yaml;
+#                    node /app/dist/src/watcher/main.js with a heap cap from its memory limit)
 #   odlcoe-agent     /usr/local/bin/odlcoe-agent-entrypoint     (DaemonSet, config/deploy/agent.yaml)
 #   odlcoe (CNI)     /app/dist/cni/odlcoe.js, installed on each node by the agent (cni.binDir)
 #   odlcoe-emulator  node /app/dist/src/emulator/main.js        (development)
@@ -46,7 +47,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /src/dist ./dist
 COPY config/image/odlcoe-agent-entrypoint.sh /usr/local/bin/odlcoe-agent-entrypoint
+COPY config/image/odlcoe-watcher-entrypoint.sh /usr/local/bin/odlcoe-watcher-entrypoint
 # Non-root by default (the `node` user of the base image); the agent's DaemonSet runs it as
 # root explicitly, because it configures the host's network.
 USER 1000:1000
-CMD ["node", "/app/dist/src/watcher/main.js"]
+CMD ["/usr/local/bin/odlcoe-watcher-entrypoint"]

@@ -44,6 +44,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import v8 from 'node:v8';
 import { CoreV1Api, KubeConfig, type V1Service } from '@kubernetes/client-node';
 import { createLogger } from '../../src/common/log.js';
 import { createRegistry } from '../../src/common/metrics.js';
@@ -59,6 +60,7 @@ import { startWatcher, type Watcher } from '../../src/watcher/watcher.js';
 import { REPO_ROOT, startListening, stopChild } from '../common/child.js';
 import { canCollect, componentHeap, liveHeap, type ComponentHeap } from '../common/heap.js';
 import { MIB } from '../common/memory.js';
+import { startGcClock, type GcTime } from '../common/gc-clock.js';
 import { percentile } from '../common/stats.js';
 import { rawRequest, requestJson, restconfData } from '../common/raw-http.js';
 
@@ -99,13 +101,23 @@ interface Options {
   cost: { transactionMs: number; editMs: number } | undefined;
   /** Write a V8 CPU profile of each measuring process (the watcher's) into this directory. */
   cpuProfDir: string | undefined;
-  /**
-   * V8's old-space cap of each measuring process in MB (`--max-old-space-size`, as a deployment
-   * would set it for its memory limit); undefined: V8's default.
-   */
-  maxOldSpaceMb: number | undefined;
+  /** The V8 heap limits to measure each condition under (every combination of the two flags). */
+  heaps: HeapLimits[];
+  /** Write a heap snapshot of each measuring process at steady state to this path (suffixed per run). */
+  heapSnapshot: string | undefined;
   /** Internal: run one measurement in this process against `kubeconfig`. */
   run?: { condition: Condition; kubeconfig: string; shape: Shape };
+}
+
+/** V8 heap flags of a measuring process, as a deployment would set them for its memory limit. */
+interface HeapLimits {
+  /** `--max-old-space-size` in MB; undefined: V8's default (sized from the machine's memory). */
+  oldSpaceMb: number | undefined;
+  /**
+   * `--max-semi-space-size` in MB (the young generation is two semi-spaces and a third space for
+   * promotion: larger means fewer scavenges and more RSS); undefined: V8's default (16 MB).
+   */
+  semiSpaceMb: number | undefined;
 }
 
 type Mode = 'single' | 'batched';
@@ -142,7 +154,9 @@ function parseOptions(): Options {
       services: { type: 'string', default: '0' },
       'service-churn': { type: 'string', default: '100' },
       'cpu-prof': { type: 'string' },
-      'max-old-space': { type: 'string' },
+      'max-old-space': { type: 'string', default: 'default' },
+      'max-semi-space': { type: 'string', default: 'default' },
+      'heap-snapshot': { type: 'string' },
       run: { type: 'string' },
       kubeconfig: { type: 'string' },
     },
@@ -230,10 +244,13 @@ function parseOptions(): Options {
     batchedWorkers: int('batched-workers', values['batched-workers'], 1, 4096),
     cost,
     cpuProfDir: values['cpu-prof'],
-    maxOldSpaceMb:
-      values['max-old-space'] === undefined
-        ? undefined
-        : int('max-old-space', values['max-old-space'], 64, 65_536),
+    heaps: list(values['max-old-space']).flatMap((old) =>
+      list(values['max-semi-space']).map((semi) => ({
+        oldSpaceMb: old === 'default' ? undefined : int('max-old-space', old, 64, 65_536),
+        semiSpaceMb: semi === 'default' ? undefined : int('max-semi-space', semi, 1, 1024),
+      })),
+    ),
+    heapSnapshot: values['heap-snapshot'],
   };
 }
 
@@ -404,6 +421,12 @@ interface RunResult {
   rssPeakMb: number;
   /** V8's heap (all spaces, used or not) at the RSS peak: what of the peak is the JavaScript heap. */
   heapTotalAtPeakMb: number;
+  /** V8's heap limit of the measuring process (its flags' or V8's default). */
+  heapLimitMb: number;
+  /** The V8 heap flags it ran with (set by the parent). */
+  heap?: HeapLimits;
+  /** GC pauses while converging. */
+  gc: GcTime;
   /** After converging, after a forced GC; undefined when the run did not converge. */
   rssSteadyMb: number | undefined;
   heapBaselineMb: number | undefined;
@@ -540,6 +563,7 @@ async function run(
     'emulator listening',
     'warn', // its listening line is written whatever the level
   );
+  if (o.run) process.stdout.write(`${HELPER} ${emulator.child.pid}\n`);
   const reader = new RestconfClient({
     baseUrl: emulator.url,
     dialect: o.dialect,
@@ -562,6 +586,7 @@ async function run(
       heapTotalAtPeak = heapTotal;
     };
     const sampler = setInterval(sample, RSS_SAMPLE_MS);
+    const gcClock = startGcClock();
     const started = performance.now();
     const cpuStarted = process.cpuUsage();
     const deadline = started + o.timeoutMs;
@@ -595,6 +620,7 @@ async function run(
       clearInterval(sampler);
       sample();
     }
+    const gc = gcClock.stop();
     let rssSteady: number | undefined;
     let heapSteady: number | undefined;
     let components: ComponentHeap[] = [];
@@ -602,8 +628,18 @@ async function run(
       components = watcherComponents(first.watcher);
       heapSteady = liveHeap();
       rssSteady = process.memoryUsage().rss;
+      if (o.heapSnapshot) {
+        const written = v8.writeHeapSnapshot(o.heapSnapshot);
+        process.stderr.write(`heap snapshot at steady state: ${written}\n`);
+      }
     }
     const writes = await emulatorWrites(emulator.url);
+    // Said now as well: a run whose restart dies (out of heap under a cap) still shows its converge.
+    process.stderr.write(
+      `converged: ${seconds(convergeMs)}, RSS ${mb(rssBaseline / MIB)} → ${mb(rssPeak / MIB)} → ${mb(rssSteady === undefined ? undefined : rssSteady / MIB)} MB, ` +
+        `heap total at the RSS peak ${mb(heapTotalAtPeak / MIB)} MB, live heap ${mb(heapSteady === undefined ? undefined : heapSteady / MIB)} MB, ` +
+        `GC ${(gc.ms / 1000).toFixed(1)} s (${gc.majors} major)\n`,
+    );
     let restartBase = writes;
     let churn: ChurnResult | undefined;
     try {
@@ -670,6 +706,8 @@ async function run(
       rssBaselineMb: rssBaseline / MIB,
       rssPeakMb: rssPeak / MIB,
       heapTotalAtPeakMb: heapTotalAtPeak / MIB,
+      heapLimitMb: v8.getHeapStatistics().heap_size_limit / MIB,
+      gc,
       rssSteadyMb: rssSteady === undefined ? undefined : rssSteady / MIB,
       heapBaselineMb: heapBaseline === undefined ? undefined : heapBaseline / MIB,
       heapSteadyMb: heapSteady === undefined ? undefined : heapSteady / MIB,
@@ -700,6 +738,12 @@ function watcherComponents(watcher: Watcher): ComponentHeap[] {
   const cache = watcher.backend.cache;
   for (const kind of cache.table.kinds)
     out.push(componentHeap(`ODL ${kind}`, cache.size(kind), cache.values(kind)));
+  // The indexes and per-object bookkeeping beside the caches, each measured whole.
+  for (const [name, index] of Object.entries(watcher.view.indexes()))
+    out.push(componentHeap(`view: ${name}`, 1, [index]));
+  for (const [name, index] of Object.entries(cache.indexes()))
+    out.push(componentHeap(`ODL ${name}`, 1, [index]));
+  out.push(componentHeap('metrics: object states', 1, [watcher.metrics.objectStates]));
   return out;
 }
 
@@ -841,6 +885,27 @@ function compileBench(): void {
   );
 }
 
+/** A measuring child's stdout line naming a process it started (`<HELPER> <pid>`). */
+const HELPER = 'HELPER-PID';
+
+/** Stops by pid a helper process that outlived the child that started it. */
+function stopOrphan(pid: number): void {
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    // Already gone: the child stopped it.
+  }
+}
+
+/** The heap flags each measuring process runs with, as a deployment would set them. */
+const v8Flags = (h: HeapLimits): string[] => [
+  ...(h.oldSpaceMb ? [`--max-old-space-size=${h.oldSpaceMb}`] : []),
+  ...(h.semiSpaceMb ? [`--max-semi-space-size=${h.semiSpaceMb}`] : []),
+];
+const runName = (c: Condition, h: HeapLimits) =>
+  `${conditionName(c)}@old-${h.oldSpaceMb ?? 'default'}@semi-${h.semiSpaceMb ?? 'default'}`;
+const heapLabel = (h: HeapLimits) => `old ${h.oldSpaceMb ?? 'default'}, semi ${h.semiSpaceMb ?? 'default'}`;
+
 /**
  * Runs one measurement in a fresh process of the compiled script, so that its RSS is the
  * watcher's alone (no TypeScript loader, no earlier run's garbage, no seed objects) and every
@@ -851,10 +916,11 @@ async function runInChild(
   condition: Condition,
   shape: Shape,
   kubeconfig: string,
+  heap: HeapLimits,
 ): Promise<RunResult> {
   const args = [
     ...(o.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', o.cpuProfDir] : []),
-    ...(o.maxOldSpaceMb ? [`--max-old-space-size=${o.maxOldSpaceMb}`] : []),
+    ...v8Flags(heap),
     '--expose-gc',
     COMPILED_BENCH,
     ...['--pods', String(o.pods), '--nodes', String(o.nodes), '--namespaces', String(shape.namespaces)],
@@ -866,18 +932,27 @@ async function runInChild(
     ...['--batched-workers', String(o.batchedWorkers)],
     ...['--cost', o.cost ? `${o.cost.transactionMs},${o.cost.editMs}` : 'none'],
     ...['--run', conditionName(condition), '--kubeconfig', kubeconfig],
+    ...(o.heapSnapshot
+      ? ['--heap-snapshot', `${o.heapSnapshot}.${runName(condition, heap)}.heapsnapshot`]
+      : []),
   ];
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   let result: RunResult | undefined;
+  const helpers: number[] = [];
   createInterface({ input: child.stdout! }).on('line', (line) => {
     if (line.startsWith('RESULT ')) result = JSON.parse(line.slice('RESULT '.length)) as RunResult;
+    if (line.startsWith(`${HELPER} `)) helpers.push(Number(line.slice(HELPER.length + 1)));
   });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  const exit = await new Promise<string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(signal ?? `exit code ${code}`)),
+  );
+  // A child that died (out of heap) could not stop its emulator (one that ended well did).
+  if (!result) for (const pid of helpers) stopOrphan(pid);
   if (!result)
     throw new Error(
-      `the ${conditionName(condition)} run (pid ${child.pid}) ended (${code}) without a result`,
+      `the ${runName(condition, heap)} run (pid ${child.pid}) ended (${exit}) without a result`,
     );
-  return result;
+  return { ...result, heap };
 }
 
 async function main(): Promise<void> {
@@ -890,6 +965,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'odlcoe-bench-watcher-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
   const results: RunResult[] = [];
+  const failures: { condition: Condition; shape: Shape; heap: HeapLimits; reason: string }[] = [];
   const expected = new Map<Shape, Cluster['expected']>();
   const conditions: Condition[] = [];
   const settings = [
@@ -924,22 +1000,32 @@ async function main(): Promise<void> {
           `seeded ${o.nodes} nodes, ${shape.namespaces} namespaces, ${o.pods} pods, ${shape.services} Services in ${((performance.now() - seeded) / 1000).toFixed(1)} s; ` +
             `profile ${o.profile}, dialect ${o.dialect}, workers ${o.workers}, RESTCONF client concurrency ${o.concurrency}\n`,
         );
-        for (const condition of conditions) {
-          process.stdout.write(`running ${conditionName(condition)} ...\n`);
-          const r = await runInChild(o, condition, shape, kubeconfigPath);
-          results.push(r);
-          process.stdout.write(
-            `  converge ${seconds(r.convergeMs)} (CPU ${seconds(r.convergeCpuMs)}), ${r.requests} requests / ${r.edits} edits, ` +
-              `restart ${seconds(r.restartMs)} (CPU ${seconds(r.restartCpuMs)}) with ${r.restartEdits} edits\n` +
-              `  reconciles until idle: ${Object.entries(r.reconciles)
-                .map(([kind, n]) => `${kind} ${n}`)
-                .join(', ')}\n`,
-          );
-          if (r.convergeMs === undefined)
+        for (const condition of conditions)
+          for (const heap of o.heaps) {
+            process.stdout.write(`running ${conditionName(condition)} (V8 heap: ${heapLabel(heap)}) ...\n`);
+            let r: RunResult;
+            try {
+              r = await runInChild(o, condition, shape, kubeconfigPath, heap);
+            } catch (err) {
+              // A heap cap too low ends the process (out of memory): that is a figure too.
+              const reason = err instanceof Error ? err.message : String(err);
+              failures.push({ condition, shape, heap, reason });
+              process.stdout.write(`  FAILED: ${reason}\n`);
+              continue;
+            }
+            results.push(r);
             process.stdout.write(
-              `  reached ${JSON.stringify(r.counts)} of ${JSON.stringify(cluster.expected[condition.backend])}\n`,
+              `  converge ${seconds(r.convergeMs)} (CPU ${seconds(r.convergeCpuMs)}), ${r.requests} requests / ${r.edits} edits, ` +
+                `restart ${seconds(r.restartMs)} (CPU ${seconds(r.restartCpuMs)}) with ${r.restartEdits} edits\n` +
+                `  reconciles until idle: ${Object.entries(r.reconciles)
+                  .map(([kind, n]) => `${kind} ${n}`)
+                  .join(', ')}\n`,
             );
-        }
+            if (r.convergeMs === undefined)
+              process.stdout.write(
+                `  reached ${JSON.stringify(r.counts)} of ${JSON.stringify(cluster.expected[condition.backend])}\n`,
+              );
+          }
       } finally {
         await stopChild(kubesim.child);
       }
@@ -948,6 +1034,11 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   report(o, results);
+  for (const f of failures)
+    process.stdout.write(
+      `\nFAILED: ${conditionName(f.condition)}, ${f.shape.namespaces} namespaces, ${f.shape.services} Services, V8 heap ${heapLabel(f.heap)}: ${f.reason}\n`,
+    );
+  if (failures.length > 0) process.exitCode = 1;
 }
 
 function report(o: Options, results: RunResult[]): void {
@@ -958,6 +1049,7 @@ function report(o: Options, results: RunResult[]): void {
       'Services',
       'condition',
       'mode',
+      'V8 heap',
       'converge',
       'CPU',
       'ODL entries',
@@ -977,6 +1069,7 @@ function report(o: Options, results: RunResult[]): void {
       String(r.shape.services),
       conditionLabel(o, r.condition),
       r.condition.mode,
+      r.heap ? heapLabel(r.heap) : '-',
       seconds(r.convergeMs),
       seconds(r.convergeCpuMs),
       String(
@@ -999,7 +1092,7 @@ function report(o: Options, results: RunResult[]): void {
     `\n${o.nodes} nodes / ${o.pods} pods; workers ${o.workers} (batched: ${o.batchedWorkers}), ` +
       `RESTCONF client concurrency ${o.concurrency}, batches of ≤ ${o.batchEdits} edits / ${o.batchWindowMs} ms, ` +
       `${o.profile}/${o.dialect}` +
-      `${o.maxOldSpaceMb ? `, measuring process run with --max-old-space-size=${o.maxOldSpaceMb}` : ''}\n${table(rows)}\n` +
+      `; V8 heap flags per row (old: --max-old-space-size, semi: --max-semi-space-size, MB)\n${table(rows)}\n` +
       'converge: start until the queue is idle and ODL holds every expected entry (and, with Services, every route);\n' +
       'CPU: the measuring process’s CPU time (user + system) from start until its queue was idle (load-independent);\n' +
       'requests: write requests the emulator served (PUT/POST/PATCH/DELETE); edits: the writes they carried (a YANG\n' +
@@ -1068,47 +1161,64 @@ function report(o: Options, results: RunResult[]): void {
 
 const mb = (value: number | undefined) => (value === undefined ? '-' : value.toFixed(0));
 
-/** Per run: live heap before the watcher and at steady state, and the share of its main stores. */
+/**
+ * Per run: V8's limits and collections, live heap before the watcher and at steady state; then
+ * one row per component (store, index, bookkeeping) with a column per run.
+ */
 function heapReport(results: RunResult[]): void {
-  const names = [...new Set(results.flatMap((r) => r.components.map((c) => c.name)))];
-  const rows = [
+  const grownOf = (r: RunResult) =>
+    r.heapSteadyMb === undefined || r.heapBaselineMb === undefined
+      ? undefined
+      : r.heapSteadyMb - r.heapBaselineMb;
+  const runLabel = (r: RunResult, i: number) =>
+    `#${i + 1} ${r.condition.backend} ${r.condition.latencyMs} ms${r.condition.cost ? ' cost' : ''} ${r.condition.mode}`;
+  const summary = [
     [
-      'backend',
-      'condition',
-      'mode',
+      'run',
+      'V8 heap',
+      'heap limit',
+      'GC while converging',
       'heap total at RSS peak',
       'heap before→steady',
       'watcher heap',
-      ...names,
-      'rest',
     ],
-    ...results.map((r) => {
-      const grown =
-        r.heapSteadyMb === undefined || r.heapBaselineMb === undefined
-          ? undefined
-          : r.heapSteadyMb - r.heapBaselineMb;
-      const accounted = r.components.reduce((sum, c) => sum + (c.bytes ?? 0), 0) / MIB;
-      return [
-        r.condition.backend,
-        `${r.condition.latencyMs} ms${r.condition.cost ? ' cost' : ''}`,
-        r.condition.mode,
-        `${mb(r.heapTotalAtPeakMb)} MB`,
-        `${mb(r.heapBaselineMb)}→${mb(r.heapSteadyMb)} MB`,
-        `${mb(grown)} MB`,
-        ...names.map((n) => {
-          const c = r.components.find((x) => x.name === n);
-          return c ? `${c.records} / ${(c.bytes === undefined ? NaN : c.bytes / MIB).toFixed(1)} MB` : '-';
-        }),
-        grown === undefined ? '-' : `${(grown - accounted).toFixed(1)} MB`,
-      ];
-    }),
+    ...results.map((r, i) => [
+      runLabel(r, i),
+      r.heap ? heapLabel(r.heap) : '-',
+      `${mb(r.heapLimitMb)} MB`,
+      `${(r.gc.ms / 1000).toFixed(1)} s, ${r.gc.count} (${r.gc.majors} major, ${(r.gc.majorMs / 1000).toFixed(1)} s)`,
+      `${mb(r.heapTotalAtPeakMb)} MB`,
+      `${mb(r.heapBaselineMb)}→${mb(r.heapSteadyMb)} MB`,
+      `${mb(grownOf(r))} MB`,
+    ]),
+  ];
+  const names = [...new Set(results.flatMap((r) => r.components.map((c) => c.name)))];
+  const cell = (c: ComponentHeap | undefined) =>
+    c === undefined
+      ? '-'
+      : `${c.records === 1 ? '' : `${c.records} / `}${(c.bytes === undefined ? NaN : c.bytes / MIB).toFixed(1)} MB`;
+  const byComponent = [
+    ['component', ...results.map(runLabel)],
+    ...names.map((n) => [n, ...results.map((r) => cell(r.components.find((x) => x.name === n)))]),
+    [
+      'rest',
+      ...results.map((r) => {
+        const grown = grownOf(r);
+        const accounted = r.components.reduce((sum, c) => sum + (c.bytes ?? 0), 0) / MIB;
+        return grown === undefined ? '-' : `${(grown - accounted).toFixed(1)} MB`;
+      }),
+    ],
   ];
   process.stdout.write(
-    `\nHeap by component at steady state (after converging, forced GC)\n${table(rows)}\n` +
-      "heap total at RSS peak: V8's heap, used or not, when the RSS peaked; watcher heap: live heap at steady\n" +
-      'state minus before the watcher started; per store: records / MB, the\n' +
-      'records times the heap of a deep copy of up to 1,000 of them (an upper bound where records share strings);\n' +
-      'rest: indexes, maps, the kinds table, metrics, module state.\n',
+    `\nHeap at steady state (after converging, forced GC)\n${table(summary)}\n` +
+      "heap limit: V8's (its flags' or default); GC while converging: pause time and collections (major:\n" +
+      "mark-compact); heap total at RSS peak: V8's heap, used or not, when the RSS peaked; watcher heap: live\n" +
+      'heap at steady state minus before the watcher started.\n' +
+      `\nWatcher heap by component\n${table(byComponent)}\n` +
+      'informer / ODL <kind>: records / MB, the records times the heap of a deep copy of up to 1,000 of them;\n' +
+      'indexes and bookkeeping (view:, ODL <index>, metrics:): a deep copy of the whole structure. Copies own\n' +
+      'their strings, so each figure is an upper bound where strings are shared (names are, between the\n' +
+      'caches and the indexes); rest: the watcher heap minus all of these (queue, clients, module state).\n',
   );
 }
 

@@ -1,43 +1,39 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createRegistry } from '../common/metrics.js';
+import { Registry } from '../common/metrics.js';
 import { WatcherMetrics } from './metrics.js';
 
-describe('WatcherMetrics object states', () => {
-  const gauges = async (registry: ReturnType<typeof createRegistry>, kind: string) => {
-    const read = async (name: string) => {
-      const values = (await registry.getSingleMetric(name)?.get())?.values ?? [];
-      return values.find((v) => v.labels.kind === kind)?.value;
-    };
-    return {
-      desired: await read('odlcoe_watcher_objects_desired'),
-      applied: await read('odlcoe_watcher_objects_applied'),
-      foreign: await read('odlcoe_watcher_objects_foreign'),
-    };
-  };
+/** The object gauges of one kind as Prometheus reads them. */
+async function gauges(registry: Registry, kind: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const state of ['desired', 'applied', 'foreign']) {
+    const m = await registry.getSingleMetric(`odlcoe_watcher_objects_${state}`)?.get();
+    out[state] = m?.values.find((v) => v.labels.kind === kind)?.value ?? NaN;
+  }
+  return out;
+}
 
-  it('counts each name once, in its last state, per kind', async () => {
-    const registry = createRegistry();
+describe('WatcherMetrics object states', () => {
+  it('counts each object once in its latest state, and forgets an undesired one', async () => {
+    const registry = new Registry();
     const m = new WatcherMetrics(registry);
     m.objectState('interface', 'a', 'pending');
-    m.objectState('interface', 'b', 'applied');
-    m.objectState('interface', 'c', 'foreign');
+    m.objectState('interface', 'b', 'pending');
     m.objectState('interface', 'a', 'applied');
-    m.objectState('interface', 'b', 'applied'); // again: no change
-    m.objectState('elanInstance', 'e', 'undesired'); // a kind seen reads 0
-    assert.deepEqual(await gauges(registry, 'interface'), { desired: 3, applied: 2, foreign: 1 });
-    assert.deepEqual(await gauges(registry, 'elanInstance'), { desired: 0, applied: 0, foreign: 0 });
-    assert.deepEqual(m.objectTotals(), { desired: 3, applied: 2 });
+    m.objectState('interface', 'a', 'applied');
+    m.objectState('interface', 'c', 'foreign');
+    m.objectState('elanInstance', 'e', 'applied');
+    assert.deepEqual(await gauges(registry, 'interface'), { desired: 3, applied: 1, foreign: 1 });
+    assert.deepEqual(m.objectTotals(), { desired: 4, applied: 2 });
 
-    m.objectState('interface', 'c', 'applied');
-    m.objectState('interface', 'a', 'undesired');
-    m.objectState('interface', 'z', 'undesired'); // never needed: nothing to take away
+    m.objectState('interface', 'c', 'applied'); // a foreign holder went, odlcoe wrote its own
+    m.objectState('interface', 'b', 'undesired');
+    m.objectState('interface', 'z', 'undesired'); // never needed: nothing to forget
     assert.deepEqual(await gauges(registry, 'interface'), { desired: 2, applied: 2, foreign: 0 });
+    assert.equal(m.objectStates.get('interface')?.names.size, 2);
 
     m.reset();
     assert.deepEqual(await gauges(registry, 'interface'), { desired: 0, applied: 0, foreign: 0 });
     assert.deepEqual(m.objectTotals(), { desired: 0, applied: 0 });
-    m.objectState('interface', 'b', 'pending');
-    assert.deepEqual(await gauges(registry, 'interface'), { desired: 1, applied: 0, foreign: 0 });
   });
 });

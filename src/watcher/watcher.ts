@@ -101,6 +101,8 @@ export interface Watcher {
   readonly backend: Backend;
   readonly registry: Registry;
   readonly view: ClusterView;
+  /** The watcher's own metrics and the per-object states behind its gauges. */
+  readonly metrics: WatcherMetrics;
   /** The release and models ODL has, as detected at start-up. */
   readonly models: OdlModels;
   /** The settings in force (the profile detected when it was not told). */
@@ -598,6 +600,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     backend,
     registry,
     view,
+    metrics,
     opsPort: ops?.port,
     models,
     settings,

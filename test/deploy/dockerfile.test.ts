@@ -8,9 +8,10 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { realpathSync, statSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import {
   APP_DIR,
@@ -25,6 +26,7 @@ import {
 } from './repo.js';
 
 const run = promisify(execFile);
+const WATCHER_ENTRYPOINT = '/usr/local/bin/odlcoe-watcher-entrypoint';
 
 interface Instruction {
   op: string;
@@ -168,8 +170,7 @@ describe('Dockerfile', () => {
   it('CMD and every program the manifests run is one the image has', () => {
     const cmd = execForm('CMD');
     assert.ok(cmd);
-    assert.equal(cmd[0], 'node');
-    assert.ok(sourceOfDistPath(cmd[1] ?? ''), `CMD ${cmd.join(' ')}: the build produces ${cmd[1]}`);
+    assert.deepEqual(cmd, [WATCHER_ENTRYPOINT], 'the image runs the watcher by default, with its heap cap');
 
     const containers = loadManifests().flatMap((m) => {
       const spec = (m.spec as { template?: { spec?: { containers?: unknown[] } } } | undefined)?.template
@@ -188,21 +189,91 @@ describe('Dockerfile', () => {
     }
   });
 
-  it('the agent entrypoint is executable, valid sh, and starts the built agent', async () => {
-    const copy = contextCopies().find((c) => c.dest === '/usr/local/bin/odlcoe-agent-entrypoint');
-    assert.ok(copy, 'the entrypoint is installed');
+  /**
+   * An entrypoint script: installed at `dest`, executable, valid sh, naming the built program in
+   * `<variable>=` and exec-ing it as `exec`, so that signals reach the program and its arguments
+   * are passed on.
+   */
+  async function checkEntrypoint(dest: string, variable: string, exec: RegExp): Promise<void> {
+    const copy = contextCopies().find((c) => c.dest === dest);
+    assert.ok(copy, `${dest} is installed`);
     const script = copy.sources[0] ?? '';
     assert.ok(statSync(join(ROOT, script)).mode & 0o111, `${script} is executable`);
     await run('sh', ['-n', join(ROOT, script)]);
     const text = read(script);
-    const agent = /^agent=(\S+)$/m.exec(text)?.[1] ?? '';
-    assert.ok(sourceOfDistPath(agent), `the build produces ${agent}`);
-    assert.ok(agent.startsWith(`${APP_DIR}/`));
-    assert.match(
-      text,
+    const program = new RegExp(`^${variable}=(\\S+)$`, 'm').exec(text)?.[1] ?? '';
+    assert.ok(sourceOfDistPath(program), `the build produces ${program}`);
+    assert.ok(program.startsWith(`${APP_DIR}/`));
+    assert.match(text, exec, 'exec (signals reach the program), arguments passed on');
+  }
+
+  it('the agent entrypoint is executable, valid sh, and starts the built agent', () =>
+    checkEntrypoint(
+      '/usr/local/bin/odlcoe-agent-entrypoint',
+      'agent',
       /^exec "\$node_bin" "\$agent" "\$@"$/m,
-      'exec (signals reach the agent), arguments passed on',
+    ));
+
+  it('the watcher entrypoint is executable, valid sh, and starts the built watcher', () =>
+    checkEntrypoint(WATCHER_ENTRYPOINT, 'watcher', /^exec node "\$watcher" "\$@"$/m));
+
+  describe('the watcher entrypoint sizes the heap to the memory limit', () => {
+    const script = join(ROOT, 'config/image/odlcoe-watcher-entrypoint.sh');
+    // A `node` first on PATH that prints what it was started with: the script under test is the
+    // shell arithmetic, and the image's node and watcher are not on this machine.
+    const bin = mkdtempSync(join(tmpdir(), 'odlcoe-entrypoint-'));
+    after(() => rmSync(bin, { recursive: true, force: true }));
+    writeFileSync(join(bin, 'node'), '#!/bin/sh\nprintf "%s\\n" "NODE_OPTIONS=${NODE_OPTIONS:-}" "$@"\n', {
+      mode: 0o755,
+    });
+    const start = async (env: Record<string, string>, ...args: string[]) => {
+      try {
+        const out = await run('sh', [script, ...args], {
+          env: { PATH: `${bin}:${process.env.PATH ?? ''}`, ...env },
+        });
+        return { code: 0, lines: out.stdout.trim().split('\n'), stderr: out.stderr };
+      } catch (err) {
+        const e = err as { code?: number; stderr?: string };
+        return { code: e.code ?? -1, lines: [], stderr: e.stderr ?? '' };
+      }
+    };
+    const reserve = Number(
+      /ODLCOE_HEAP_RESERVE_MB:-(\d+)/.exec(read('config/image/odlcoe-watcher-entrypoint.sh'))?.[1],
     );
+
+    it('caps the old space at the limit minus the reserve, keeping other options and arguments', async () => {
+      assert.ok(reserve > 0, 'the script has a default reserve');
+      const r = await start(
+        { ODLCOE_MEMORY_LIMIT_MB: '1024', NODE_OPTIONS: '--enable-source-maps' },
+        '--leader-elect',
+      );
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(r.lines, [
+        `NODE_OPTIONS=--max-old-space-size=${1024 - reserve} --enable-source-maps`,
+        '/app/dist/src/watcher/main.js',
+        '--leader-elect',
+      ]);
+      const own = await start({ ODLCOE_MEMORY_LIMIT_MB: '2048', ODLCOE_HEAP_RESERVE_MB: '300' });
+      assert.equal(own.lines[0], 'NODE_OPTIONS=--max-old-space-size=1748', 'a reserve of its own');
+    });
+
+    it('leaves the heap alone without a limit, or when NODE_OPTIONS sets the cap', async () => {
+      assert.equal((await start({})).lines[0], 'NODE_OPTIONS=');
+      const set = await start({ ODLCOE_MEMORY_LIMIT_MB: '1024', NODE_OPTIONS: '--max-old-space-size=700' });
+      assert.equal(set.lines[0], 'NODE_OPTIONS=--max-old-space-size=700');
+    });
+
+    it('refuses a limit that is not a number of MiB, or too small for the reserve', async () => {
+      const bad = await start({ ODLCOE_MEMORY_LIMIT_MB: '1Gi' });
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /ODLCOE_MEMORY_LIMIT_MB must be a whole number of MiB, not '1Gi'/);
+      const badReserve = await start({ ODLCOE_MEMORY_LIMIT_MB: '1024', ODLCOE_HEAP_RESERVE_MB: '-5' });
+      assert.equal(badReserve.code, 2);
+      assert.match(badReserve.stderr, /ODLCOE_HEAP_RESERVE_MB must be a whole number of MiB/);
+      const small = await start({ ODLCOE_MEMORY_LIMIT_MB: String(reserve + 50) });
+      assert.equal(small.code, 2);
+      assert.match(small.stderr, new RegExp(`give the container at least ${reserve + 96} MiB`));
+    });
   });
 
   it('the Debian packages installed hold the binaries the agent spawns or installs', async () => {

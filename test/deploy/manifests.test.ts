@@ -57,7 +57,10 @@ const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding'
 interface EnvVar {
   name: string;
   value?: string;
-  valueFrom?: { fieldRef?: { fieldPath: string } };
+  valueFrom?: {
+    fieldRef?: { fieldPath: string };
+    resourceFieldRef?: { containerName?: string; resource: string; divisor?: string };
+  };
 }
 interface Probe {
   httpGet?: { path: string; port: string | number };
@@ -144,14 +147,37 @@ function environment(w: Workload): Record<string, string> {
   const out: Record<string, string> = {};
   for (const e of container(w).env ?? []) {
     const path = e.valueFrom?.fieldRef?.fieldPath;
-    const value = e.value ?? (path !== undefined ? field[path] : undefined);
+    const resource = e.valueFrom?.resourceFieldRef;
+    const value =
+      e.value ??
+      (path !== undefined ? field[path] : resource !== undefined ? resourceValue(w, resource) : undefined);
     assert.ok(
       value !== undefined,
-      `${w.metadata.name}: env ${e.name} has a value or a known fieldRef (${path})`,
+      `${w.metadata.name}: env ${e.name} has a value, a known fieldRef (${path}) or resourceFieldRef`,
     );
     out[e.name] = value;
   }
   return out;
+}
+
+/** Bytes of a memory quantity as Kubernetes writes them (`1Gi`, `512Mi`, `1000M`, plain bytes). */
+function bytesOf(quantity: string): number {
+  const m = /^(\d+)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(quantity);
+  assert.ok(m, `a memory quantity odlcoe's manifests use: ${quantity}`);
+  const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12 };
+  return Number(m[1]) * (m[2] ? unit[m[2] as keyof typeof unit] : 1);
+}
+
+/** A Downward API resourceFieldRef's value: the container's limit over the divisor, rounded up. */
+function resourceValue(
+  w: Workload,
+  ref: { containerName?: string; resource: string; divisor?: string },
+): string {
+  assert.equal(ref.resource, 'limits.memory', 'the only resource odlcoe reads');
+  assert.equal(ref.containerName ?? container(w).name, container(w).name, 'its own container');
+  const limit = container(w).resources?.limits?.memory;
+  assert.ok(limit, `${w.metadata.name}: limits.memory is set, so the Downward API gives it (not the node's)`);
+  return String(Math.ceil(bytesOf(limit) / bytesOf(ref.divisor ?? '1')));
 }
 
 function expandArgs(w: Workload): string[] {
@@ -471,8 +497,8 @@ describe('deployment manifests', () => {
           assert.ok(
             ['metadata.name', 'metadata.namespace', 'spec.nodeName'].includes(
               e.valueFrom.fieldRef?.fieldPath ?? '',
-            ),
-            `${e.name}: a downward-API field`,
+            ) || e.valueFrom.resourceFieldRef?.resource === 'limits.memory',
+            `${e.name}: a downward-API field or the container's memory limit`,
           );
     });
   }
@@ -491,6 +517,21 @@ describe('deployment manifests', () => {
         if (help.takesValue.has(flag) && !(args[i] as string).includes('=')) i++;
       }
     }
+  });
+
+  it('watcher: runs with a heap cap from its own memory limit', () => {
+    const c = container(watcher);
+    assert.deepEqual(
+      c.command,
+      ['/usr/local/bin/odlcoe-watcher-entrypoint'],
+      'the entrypoint that sets the cap',
+    );
+    const limit = c.resources?.limits?.memory ?? '';
+    assert.equal(
+      environment(watcher).ODLCOE_MEMORY_LIMIT_MB,
+      String(bytesOf(limit) / 2 ** 20),
+      'ODLCOE_MEMORY_LIMIT_MB is limits.memory in MiB',
+    );
   });
 
   it('watcher: two replicas, leader election on the Lease its Role grants, hardened pod', () => {
