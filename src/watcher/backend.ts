@@ -81,4 +81,11 @@ export interface Backend {
   /** Every key the cluster view needs or ODL holds (start-up convergence, GC and resync). */
   allKeys(): Iterable<string>;
   reconcile(key: string, guard: WriteGuard): Promise<ReconcileOutcome>;
+  /**
+   * The pass over every key (a term's start, a resync) asks this first: true when the key's
+   * reconcile would write nothing and end `synced`, decided from the caches alone (no I/O),
+   * with the key left as that reconcile would have left it; false: the key is queued. Absent:
+   * every key is queued.
+   */
+  settleIfInSync?(key: string): boolean;
 }

@@ -52,9 +52,11 @@ import { netvirtKeysFor, networksOfPod, type KeyLookup } from './netvirt-keys.js
 import { policyKeysFor, type PolicyKeyLookup } from './policy-keys.js';
 import { NetworkPolicies } from './network-policies.js';
 import { OdlBackend } from './odl-backend.js';
-import { runPlan, type PlanRun } from './plan-executor.js';
+import type { PlanRun } from './plan-executor.js';
 import { factOf, type KeyPlan } from '../netvirt/plan.js';
 import type { WriteGuard } from './reconcile.js';
+import { ATTACHMENTS_ANNOTATION } from '../netvirt/attachments.js';
+import { NETWORKS_ANNOTATION } from '../netvirt/network-selection.js';
 import { subnetHoldsAddress } from './subnet-allocator.js';
 import { gatewayVpnRouteDistinguishers } from '../netvirt/gateway.js';
 
@@ -442,7 +444,24 @@ export class NetvirtBackend extends OdlBackend {
     // A pod's attachments are allocated and recorded first: its attachment keys plan from the record.
     if (k.kind === 'pod' && this.ctx.view.includes('networkattachmentdefinitions'))
       await this.attachments.sync(k.namespace, k.name, guard.signal);
-    const plan = this.plan(key);
+    return super.runKeyPlan(key, guard);
+  }
+
+  /**
+   * A pod that requests networks, or has attachments recorded, has its record made right
+   * (a write to Kubernetes) before its plan: it is always reconciled.
+   */
+  protected override runsPlanOnly(key: string): boolean {
+    if (!super.runsPlanOnly(key)) return false;
+    const k = parseNetvirtKey(key);
+    if (k.kind !== 'pod' || !this.ctx.view.includes('networkattachmentdefinitions')) return true;
+    const annotations = this.ctx.view.pod(k.namespace, k.name)?.metadata?.annotations;
+    return (
+      annotations?.[NETWORKS_ANNOTATION] === undefined && annotations?.[ATTACHMENTS_ANNOTATION] === undefined
+    );
+  }
+
+  protected override planned(plan: KeyPlan): void {
     this.policies?.report(plan);
     for (const f of plan.facts)
       if (f.fact === 'rd-reassigned')
@@ -454,7 +473,10 @@ export class NetvirtBackend extends OdlBackend {
             rd: f.rd,
           },
         );
-    const run = await runPlan(this.planContext(), plan, guard, () => this.plan(key));
+  }
+
+  protected override afterPlan(key: string, plan: KeyPlan, run: PlanRun): PlanRun {
+    const k = parseNetvirtKey(key);
     if (k.kind === 'network' && run.outcome.result === 'synced') {
       const vpn = networkInstanceName(k.namespace, k.name);
       if (!this.cache.get('vpnInstance', vpn)) this.rdReservations.delete(vpn);
