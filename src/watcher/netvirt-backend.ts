@@ -34,6 +34,7 @@ import type { DhcpNetwork } from '../netvirt/dhcp.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Acl } from '../netvirt/acl.js';
 import type { Interface } from '../netvirt/interfaces.js';
+import type { VpnInstance } from '../netvirt/vpn.js';
 import type { KindTable } from '../netvirt/kind.js';
 import { NETVIRT_KINDS } from '../netvirt/kinds.js';
 import { namespaceOfVpn, planNetvirtKey, type NetvirtPlanInputs } from '../netvirt/plan-netvirt.js';
@@ -41,6 +42,7 @@ import { allServiceRoutes } from '../netvirt/plan-gateway.js';
 import { allocateRouteDistinguishers } from '../netvirt/route-distinguisher.js';
 import {
   recoverRouteDistinguishers,
+  vpnInstanceOwnership,
   vpnInterfaceOwnership,
   vpnRouteDistinguisher,
   vpnRouteDistinguishers,
@@ -81,6 +83,11 @@ export class NetvirtBackend extends OdlBackend {
   private readonly lookup: KeyLookup;
   /** namespace → RD handed out but not yet visible in the ODL cache (allocation is synchronous). */
   private readonly rdReservations = new Map<string, string>();
+  /**
+   * RD → how many VPNs in the ODL cache carry it (each VPN once), for the namespaces whose VPN
+   * keeps its RD; undefined: to be counted again (a VPN changed, or the lists were read).
+   */
+  private rdHolders: Map<string, number> | undefined;
   protected readonly inputs: NetvirtPlanInputs;
   /** NetworkPolicy enforcement (undefined: off). */
   private readonly policies: NetworkPolicies | undefined;
@@ -104,6 +111,9 @@ export class NetvirtBackend extends OdlBackend {
       podsInNamespace: (ns) => view.podsInNamespace(ns),
       podsSelecting: (network) => view.pods.list().filter((p) => networksOfPod(p).includes(network)),
     };
+    this.cache.onChange((change) => {
+      if (change.ref.kind === 'vpnInstance') this.rdHolders = undefined;
+    });
     this.attachments = new AttachmentAllocator({
       view,
       kube: ctx.kube,
@@ -422,6 +432,12 @@ export class NetvirtBackend extends OdlBackend {
     parseNetvirtKey(key);
   }
 
+  /** The lists were read: the VPNs' RDs are counted again when next asked. */
+  protected override loaded(fresh: boolean): void {
+    this.rdHolders = undefined;
+    super.loaded(fresh);
+  }
+
   protected override freshTerm(): void {
     super.freshTerm();
     this.rdReservations.clear();
@@ -559,10 +575,40 @@ export class NetvirtBackend extends OdlBackend {
   }
 
   /**
+   * The RD of the namespace's VPN when it is ours and holds it alone (no other VPN in the cache
+   * carries it, no other namespace reserved it): what the allocation below keeps for it, found
+   * without going over every VPN (every VPN key asks, so that was quadratic in namespaces).
+   * Undefined: the allocation decides.
+   */
+  private keptRouteDistinguisher(ns: string): string | undefined {
+    const own = this.cache.get('vpnInstance', vpnName(ns)) as VpnInstance | undefined;
+    if (!own || vpnInstanceOwnership(own, this.owner).owner !== 'ours') return undefined;
+    const rd = vpnRouteDistinguisher(own);
+    if (rd === undefined || this.countRdHolders().get(rd) !== 1) return undefined;
+    for (const [reservedNs, reserved] of this.rdReservations)
+      if (reserved === rd && reservedNs !== ns) return undefined;
+    return rd;
+  }
+
+  private countRdHolders(): Map<string, number> {
+    if (this.rdHolders) return this.rdHolders;
+    const holders = new Map<string, number>();
+    for (const vpn of this.cache.values('vpnInstance'))
+      for (const rd of new Set(vpnRouteDistinguishers(vpn))) holders.set(rd, (holders.get(rd) ?? 0) + 1);
+    this.rdHolders = holders;
+    return holders;
+  }
+
+  /**
    * The namespace's RD: the one its VPN has in ODL, else one reserved earlier in this term, else
    * the lowest free one. Synchronous, so two VPN reconciles running at once cannot pick the same.
    */
   private routeDistinguisher(ns: string): { rd: string; reassigned: boolean } {
+    const kept = this.keptRouteDistinguisher(ns);
+    if (kept !== undefined) {
+      this.rdReservations.set(ns, kept);
+      return { rd: kept, reassigned: false };
+    }
     const existing = recoverRouteDistinguishers(this.cache.values('vpnInstance'), [ns], this.owner);
     // RDs of VPNs that are not ours are taken too: ODL keys VPN state by RD, whoever wrote it.
     const known = new Set(existing.values());

@@ -189,16 +189,20 @@ class Term {
    * I/O), or queued. Runs in slices that yield to the event loop, so that health checks, the
    * lease and watch events are served meanwhile (an event's key is queued as usual; a key
    * already pending is left to its reconcile). Returns how many keys it went over, and how
-   * many of them it queued.
+   * many of them it queued. `started` runs once the pass counts (the term is not idle), before
+   * any key is gone over.
    */
   async examine(
     keys: Iterable<string>,
     inSync: ((key: string) => boolean) | undefined,
+    started: () => void,
   ): Promise<{ keys: number; queued: number }> {
     let seen = 0;
     let queued = 0;
     this.passes += 1;
     try {
+      // Once the term cannot look idle, and before any key settles (the progress counts them).
+      started();
       let sliceStarted = performance.now();
       for (const key of keys) {
         if (this.signal.aborted) break;
@@ -488,8 +492,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     if (t.signal.aborted || !t.loaded) return;
     try {
       await backend.load(false);
-      trackConvergence(t, 'resync');
-      const { keys, queued } = await examineKeys(t);
+      const { keys, queued } = await examineKeys(t, 'resync');
       metrics.resyncs.inc({ result: 'ok' });
       logger.info('resync: ODL re-read, every key compared; those out of sync queued', { keys, queued });
     } catch (err) {
@@ -498,8 +501,11 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     }
   }
 
-  /** Every key, settled in place when in sync, else queued (`Term.examine`). */
-  function examineKeys(t: Term): Promise<{ keys: number; queued: number }> {
+  /**
+   * A convergence pass: every key, settled in place when in sync, else queued (`Term.examine`),
+   * its progress tracked from before the first key until every key settled.
+   */
+  function examineKeys(t: Term, pass: ConvergencePass): Promise<{ keys: number; queued: number }> {
     const inSync = backend.settleIfInSync?.bind(backend);
     return t.examine(
       backend.allKeys(),
@@ -510,6 +516,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
           metrics.reconciles.inc({ kind: keyKind(key), result: 'synced' });
           return true;
         }),
+      () => trackConvergence(t, pass),
     );
   }
 
@@ -547,8 +554,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     // Workers start on what the pass queues while it goes on; the term is not idle (nor
     // ready) before every key was looked at.
     queue.start();
-    trackConvergence(t, 'start-up');
-    const { keys, queued } = await examineKeys(t);
+    const { keys, queued } = await examineKeys(t, 'start-up');
     t.signal.throwIfAborted();
     t.loaded = true;
     logger.info('leader term started: every key compared, those out of sync queued', {
