@@ -75,9 +75,11 @@ export interface Backend {
   keyOfEntry(ref: Ref): string | undefined;
   /**
    * Reads everything this backend owns in ODL into its cache. Called at the start of every
-   * leader term (`fresh`: forget what an earlier term knew) and by the periodic resync.
+   * leader term (`fresh`: forget what an earlier term knew), while the informers may still be
+   * listing the cluster (reading overlaps them; what is derived from ODL and the cluster
+   * together waits for their sync), and by the periodic resync. `signal` ends it (a term ended).
    */
-  load(fresh: boolean): Promise<void>;
+  load(fresh: boolean, signal?: AbortSignal): Promise<void>;
   /** Every key the cluster view needs or ODL holds (start-up convergence, GC and resync). */
   allKeys(): Iterable<string>;
   reconcile(key: string, guard: WriteGuard): Promise<ReconcileOutcome>;

@@ -10,6 +10,7 @@ import {
   gatewayKey,
   GATEWAY_VPN_KEY,
   keysOfPod,
+  netvirtClusterKeys,
   networkKey,
   nodeNetworkKey,
   NETWORK_POLICY_KEY,
@@ -403,28 +404,31 @@ export class NetvirtBackend extends OdlBackend {
     ];
   }
 
+  /**
+   * The keys the cluster's objects name, as the CLI's plans see them (keys.ts
+   * `netvirtClusterKeys`: each object's own keys, once), then the policy keys. Not through
+   * `keysFor`: a change's keys include those of every pod of a node or namespace that changed,
+   * so going over every object that way went over each pod three times. What a pass over every
+   * key is for (computed afresh), it starts afresh: the routing conflicts and the policy index.
+   */
   protected *clusterKeys(): Iterable<string> {
     const view = this.ctx.view;
-    for (const obj of view.nodes.list()) yield* this.keysFor({ kind: 'node', obj });
-    for (const obj of view.namespaces.list()) yield* this.keysFor({ kind: 'namespace', obj });
-    for (const obj of view.pods.list()) yield* this.keysFor({ kind: 'pod', obj });
-    for (const nad of view.networkAttachmentDefinitions()) {
-      const ns = nad.metadata?.namespace;
-      const name = nad.metadata?.name;
-      if (ns && name) yield networkKey(ns, name);
-    }
+    this.conflicts = undefined;
+    this.policies?.changed();
+    yield* netvirtClusterKeys({
+      nodes: view.nodes.list(),
+      namespaces: view.namespaces.list(),
+      pods: view.pods.list(),
+      ...(this.gateways ? { services: view.services?.list() ?? [] } : {}),
+      ...(view.includes('networkattachmentdefinitions')
+        ? { networkAttachmentDefinitions: view.networkAttachmentDefinitions() }
+        : {}),
+    });
     if (this.policies) {
       yield NETWORK_POLICY_KEY;
       for (const p of view.networkPolicies?.list() ?? [])
         if (p.metadata?.namespace && p.metadata.name)
           yield aclPolicyKey(p.metadata.namespace, p.metadata.name);
-    }
-    if (!this.gateways) return;
-    yield GATEWAY_VPN_KEY;
-    for (const obj of view.services?.list() ?? []) {
-      const ns = obj.metadata?.namespace;
-      const name = obj.metadata?.name;
-      if (ns && name) yield serviceKey(ns, name);
     }
   }
 

@@ -189,14 +189,17 @@ export abstract class OdlBackend implements Backend {
     return subnets;
   }
 
-  async load(fresh: boolean): Promise<void> {
+  async load(fresh: boolean, signal?: AbortSignal): Promise<void> {
     const { metrics, logger } = this.ctx;
     if (fresh) {
       this.cache.clear();
       metrics.reset();
       this.freshTerm();
     }
-    const problems = await this.cache.load();
+    const problems = await this.cache.load(signal);
+    // Subnet allocations are recovered against the cluster's nodes (a term's first load reads
+    // ODL while the informers list the cluster).
+    await this.ctx.view.waitForSync(signal);
     for (const kind of this.table.kinds)
       metrics.unparsed.set({ kind }, problems.filter((p) => p.kind === kind).length);
     for (const p of problems.slice(0, 20))

@@ -2,8 +2,8 @@
  * The watcher's core: informers (always running, so a standby's caches are warm), leader
  * election, and per leader term a work queue that drives the backend's reconcilers.
  *
- * A leader term: wait for every informer's first sync (nothing is deleted from ODL before
- * that), read ODL (retrying until it answers), start the workers, and go over every key the
+ * A leader term: read ODL (retrying until it answers) while every informer makes its first
+ * sync (nothing is planned or deleted before both are done), start the workers, and go over every key the
  * cluster needs or ODL holds (start-up convergence and garbage collection are the same thing):
  * a key whose plan the caches show in sync is settled in place (no I/O), any other is queued;
  * then resync periodically (re-read ODL, the same pass: catches drift made by hand).
@@ -477,7 +477,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     for (;;) {
       t.signal.throwIfAborted();
       try {
-        await backend.load(fresh);
+        await backend.load(fresh, t.signal);
         return;
       } catch (err) {
         if (t.signal.aborted) throw t.signal.reason;
@@ -491,7 +491,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
   async function resync(t: Term): Promise<void> {
     if (t.signal.aborted || !t.loaded) return;
     try {
-      await backend.load(false);
+      await backend.load(false, t.signal);
       const { keys, queued } = await examineKeys(t, 'resync');
       metrics.resyncs.inc({ result: 'ok' });
       logger.info('resync: ODL re-read, every key compared; those out of sync queued', { keys, queued });
@@ -535,9 +535,10 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
   }
 
   async function lead(t: Term): Promise<void> {
-    logger.info('leader term starting: waiting for caches, then reading ODL');
-    await view.waitForSync(t.signal);
-    await loadUntilDone(t, true);
+    logger.info('leader term starting: reading ODL while the caches sync');
+    // Both only read, so ODL's lists are read while the informers list the cluster; nothing is
+    // planned, queued or deleted before both are done.
+    await Promise.all([view.waitForSync(t.signal), loadUntilDone(t, true)]);
     // The lease may have gone while ODL was read (a read does not stop for it): a term that has
     // ended starts no queue, or it would run beside the next term's.
     t.signal.throwIfAborted();
