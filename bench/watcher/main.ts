@@ -602,6 +602,8 @@ async function run(
     // What stays reachable of a closed watcher (it matters to in-process users: tests, the
     // sandbox); the restart below is a process of its own, as a real restart is.
     first = undefined;
+    // Its connections and their callbacks are let go over a few turns of the event loop.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
     const heapAfterClose = liveHeap();
     if (heapAfterClose !== undefined)
       process.stderr.write(`live heap after the watcher closed: ${(heapAfterClose / MIB).toFixed(0)} MB\n`);
