@@ -896,6 +896,9 @@ function childArgs(o: Options, condition: Condition, shape: Shape, kubeconfig: s
     ...['--batched-workers', String(o.batchedWorkers)],
     ...['--cost', o.cost ? `${o.cost.transactionMs},${o.cost.editMs}` : 'none'],
     ...['--run', conditionName(condition), '--kubeconfig', kubeconfig],
+    // Again for the script: a measurement starts its restart with the same node flags.
+    ...(o.cpuProfDir ? ['--cpu-prof', o.cpuProfDir] : []),
+    ...(o.maxOldSpaceMb ? ['--max-old-space', String(o.maxOldSpaceMb)] : []),
   ];
 }
 
