@@ -14,18 +14,9 @@ import { netvirtPaths } from '../../src/netvirt/paths.js';
 import type { BackendContext } from '../../src/watcher/backend.js';
 import { NetvirtBackend } from '../../src/watcher/netvirt-backend.js';
 import type { Watcher } from '../../src/watcher/watcher.js';
-import { createCluster, createPods, deleteSome, emptyUids } from './scenario.js';
-import { expectedOdl, maskElanTags, type Uids } from './scenario-data.js';
-import {
-  createPod,
-  readOdl,
-  startEnv,
-  startTestWatcher,
-  waitFor,
-  writeCount,
-  type Env,
-  type OdlLists,
-} from './testing.js';
+import { assertConverges, createCluster, createPods, deleteSome, emptyUids } from './scenario.js';
+import { expectedOdl, type Uids } from './scenario-data.js';
+import { createPod, readOdl, startEnv, startTestWatcher, waitFor, writeCount, type Env } from './testing.js';
 
 /** A netvirt backend whose pass settles in memory or not (`inMemory`), with its grace clocks in view. */
 class ProbeBackend extends NetvirtBackend {
@@ -116,31 +107,27 @@ describe('the pass over every key settles in-sync keys in memory', () => {
     return { watcher, backend, registry };
   };
 
-  const converged = async (env: Env, uids: Uids): Promise<OdlLists> => {
-    const expected = expectedOdl(env.profile, uids);
-    let actual: OdlLists | undefined;
-    await waitFor(
-      async () => {
-        actual = maskElanTags(await readOdl(env));
-        return JSON.stringify(actual) === JSON.stringify(expected);
-      },
-      { what: 'ODL to hold exactly the expected set', timeoutMs: 30_000 },
-    ).catch(() => undefined);
-    assert.deepEqual(actual, expected);
-    return expected;
-  };
+  const converged = (env: Env, uids: Uids) => assertConverges(env, expectedOdl(env.profile, uids));
 
-  it('writes nothing over a correct ODL and leaves what a pass that queues every key leaves', async () => {
+  /** The scenario's cluster converged by a first watcher, closed (`deleted`: with its deletions). */
+  const convergedCluster = async (deleted: boolean): Promise<{ env: Env; uids: Uids }> => {
     const env = await startEnv({ profile: 'sodium', dialect: 'rfc8040' });
     cleanups.push(() => env.close());
     const uids = emptyUids();
     await createCluster(env, uids);
     const first = await probe(env, true);
     await createPods(env, uids);
-    await deleteSome(env);
-    await converged(env, uids);
+    if (deleted) {
+      await deleteSome(env);
+      await converged(env, uids);
+    }
     await first.watcher.idle();
     await first.watcher.close();
+    return { env, uids };
+  };
+
+  it('writes nothing over a correct ODL and leaves what a pass that queues every key leaves', async () => {
+    const { env, uids } = await convergedCluster(true);
 
     const states: Record<string, unknown>[] = [];
     for (const inMemory of [true, false, true]) {
@@ -173,14 +160,7 @@ describe('the pass over every key settles in-sync keys in memory', () => {
   });
 
   it('queues and fixes an edited entry, a missing one and entries nothing needs any more', async () => {
-    const env = await startEnv({ profile: 'sodium', dialect: 'rfc8040' });
-    cleanups.push(() => env.close());
-    const uids = emptyUids();
-    await createCluster(env, uids);
-    const first = await probe(env, true);
-    await createPods(env, uids);
-    await first.watcher.idle();
-    await first.watcher.close();
+    const { env, uids } = await convergedCluster(false);
 
     // While no watcher runs: one owned leaf edited, one entry deleted, pods and a namespace gone.
     const paths = netvirtPaths(env.profile);
@@ -208,16 +188,7 @@ describe('the pass over every key settles in-sync keys in memory', () => {
   });
 
   it('queues the key of a watch event that arrives during the pass', async () => {
-    const env = await startEnv({ profile: 'sodium', dialect: 'rfc8040' });
-    cleanups.push(() => env.close());
-    const uids = emptyUids();
-    await createCluster(env, uids);
-    const first = await probe(env, true);
-    await createPods(env, uids);
-    await deleteSome(env);
-    await converged(env, uids);
-    await first.watcher.idle();
-    await first.watcher.close();
+    const { env } = await convergedCluster(true);
 
     let backend: ProbeBackend | undefined;
     const registry = createRegistry();
