@@ -13,8 +13,9 @@
  *   writes they carried (one per single write, one per YANG-Patch edit), total and per pod;
  * - peak RSS of this process while the watcher converged (the watcher runs in-process; kubesim
  *   and the emulator are child processes), next to the RSS before the watcher started;
- * - restart: a second watcher started on the converged ODL: time until idle, and its writes
- *   (expected 0);
+ * - restart: a second watcher started on the converged ODL, in a process of its own (the compiled
+ *   script in restart mode, as a real restart is: none of the first watcher's heap): time until
+ *   idle, its writes (expected 0), and that process's peak RSS;
  * - raw PUT capacity of the same emulator at the same concurrency, measured in the same run by
  *   a minimal node:http keep-alive client (the ceiling for any client at that latency);
  * - with Services (`--services`, netvirt backend: service range 10.96.0.0/12, so every node gets
@@ -107,6 +108,11 @@ interface Options {
   heapSnapshot: string | undefined;
   /** Internal: run one measurement in this process against `kubeconfig`. */
   run?: { condition: Condition; kubeconfig: string; shape: Shape };
+  /**
+   * Internal, with `run`: only the restart, a watcher of its own process started on the
+   * converged ODL at this URL.
+   */
+  restartOn: string | undefined;
 }
 
 /** V8 heap flags of a measuring process, as a deployment would set them for its memory limit. */
@@ -159,6 +165,7 @@ function parseOptions(): Options {
       'heap-snapshot': { type: 'string' },
       run: { type: 'string' },
       kubeconfig: { type: 'string' },
+      'restart-on': { type: 'string' },
     },
     strict: true,
   });
@@ -225,8 +232,11 @@ function parseOptions(): Options {
       throw new Error('--cost must be <transaction ms>,<edit ms> (e.g. 2,0.1) or none');
     cost = { transactionMs: tx, editMs: edit };
   }
+  if (values['restart-on'] !== undefined && run === undefined)
+    throw new Error('--restart-on <emulator URL> is a measurement’s restart: it needs --run');
   return {
     run,
+    restartOn: values['restart-on'],
     pods,
     nodes,
     shapes,
@@ -438,6 +448,8 @@ interface RunResult {
   restartCpuMs: number | undefined;
   restartRequests: number;
   restartEdits: number;
+  /** The restart's own process: its peak RSS while the watcher started and went idle. */
+  restartRssPeakMb: number | undefined;
   rawPutsPerSecond: number;
   watcherPutsPerSecond: number;
 }
@@ -654,33 +666,22 @@ async function run(
     } finally {
       await first.close();
     }
-    // A restart is a new process: the first watcher's caches go before the second fills its own.
+    // What stays reachable of a closed watcher (it matters to in-process users: tests, the
+    // sandbox); the restart below is a process of its own, as a real restart is.
     first = undefined;
-    const heapBeforeRestart = liveHeap();
-    if (heapBeforeRestart !== undefined)
-      process.stderr.write(`live heap before the restart: ${(heapBeforeRestart / MIB).toFixed(0)} MB\n`);
+    // Its connections and their callbacks are let go over a few turns of the event loop.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const heapAfterClose = liveHeap();
+    if (heapAfterClose !== undefined)
+      process.stderr.write(`live heap after the watcher closed: ${(heapAfterClose / MIB).toFixed(0)} MB\n`);
 
     // 2. restart on the converged ODL
-    let restartMs: number | undefined;
-    let restartCpuMs: number | undefined;
+    let restart: RestartResult | undefined;
     let restartWrites = { requests: 0, edits: 0 };
-    if (convergeMs !== undefined) {
-      const restartStarted = performance.now();
-      const restartCpu = process.cpuUsage();
-      const second = await startBenchWatcher(o, condition, shape, kc, emulator.url);
-      try {
-        if (
-          (await within(
-            second.watcher.idle().then(() => true),
-            restartStarted + o.timeoutMs,
-          )) === true
-        ) {
-          restartMs = performance.now() - restartStarted;
-          restartCpuMs = cpuMsSince(restartCpu);
-        }
-      } finally {
-        await second.close();
-      }
+    if (convergeMs !== undefined && o.run) {
+      // The heap flags this measurement runs with (one set in a measuring process).
+      const heap = o.heaps[0] ?? { oldSpaceMb: undefined, semiSpaceMb: undefined };
+      restart = await restartInChild(o, condition, shape, o.run.kubeconfig, emulator.url, heap);
       const after = await emulatorWrites(emulator.url);
       restartWrites = {
         requests: after.requests - restartBase.requests,
@@ -712,10 +713,11 @@ async function run(
       heapBaselineMb: heapBaseline === undefined ? undefined : heapBaseline / MIB,
       heapSteadyMb: heapSteady === undefined ? undefined : heapSteady / MIB,
       components,
-      restartMs,
-      restartCpuMs,
+      restartMs: restart?.restartMs,
+      restartCpuMs: restart?.cpuMs,
       restartRequests: restartWrites.requests,
       restartEdits: restartWrites.edits,
+      restartRssPeakMb: restart?.rssPeakMb,
       rawPutsPerSecond,
       watcherPutsPerSecond: convergeMs === undefined ? 0 : writes.edits / (convergeMs / 1000),
     };
@@ -857,8 +859,72 @@ const seconds = (ms: number | undefined) => (ms === undefined ? 'timeout' : `${(
 async function runOne(o: Options, one: NonNullable<Options['run']>): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromFile(one.kubeconfig);
+  if (o.restartOn !== undefined) {
+    const restart = await runRestart(o, one.condition, one.shape, kc, o.restartOn);
+    process.stdout.write(`RESULT ${JSON.stringify(restart)}\n`);
+    return;
+  }
   const result = await run(o, one.condition, one.shape, kc, buildCluster(o, one.shape, false));
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+}
+
+/** A restart's figures, measured in its own process. */
+interface RestartResult {
+  /** From starting the watcher until it is idle; undefined: not within the timeout. */
+  restartMs: number | undefined;
+  /** The process's CPU time (user + system) over the same span. */
+  cpuMs: number | undefined;
+  rssPeakMb: number;
+}
+
+/** Restart mode: a watcher started on the converged ODL at `emulatorUrl`, until it is idle. */
+async function runRestart(
+  o: Options,
+  condition: Condition,
+  shape: Shape,
+  kc: KubeConfig,
+  emulatorUrl: string,
+): Promise<RestartResult> {
+  let rssPeak = process.memoryUsage().rss;
+  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), RSS_SAMPLE_MS);
+  const started = performance.now();
+  const cpuStarted = process.cpuUsage();
+  const restarted = await startBenchWatcher(o, condition, shape, kc, emulatorUrl);
+  let restartMs: number | undefined;
+  let cpuMs: number | undefined;
+  try {
+    const idle = await within(
+      restarted.watcher.idle().then(() => true),
+      started + o.timeoutMs,
+    );
+    if (idle === true) {
+      restartMs = performance.now() - started;
+      cpuMs = cpuMsSince(cpuStarted);
+    }
+  } finally {
+    clearInterval(sampler);
+    rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+    await restarted.close();
+  }
+  return { restartMs, cpuMs, rssPeakMb: rssPeak / MIB };
+}
+
+/**
+ * The restart of a measurement: the compiled script in restart mode (`--restart-on`), a
+ * process of its own as a real restart is (none of the first watcher's heap, a cold JIT).
+ */
+async function restartInChild(
+  o: Options,
+  condition: Condition,
+  shape: Shape,
+  kubeconfig: string,
+  emulatorUrl: string,
+  heap: HeapLimits,
+): Promise<RestartResult> {
+  return childResult<RestartResult>(
+    [...childArgs(o, condition, shape, kubeconfig, heap), '--restart-on', emulatorUrl],
+    `the restart of ${runName(condition, heap)}`,
+  );
 }
 
 /** This script compiled (`tsconfig.bench.json`), which each measurement runs. */
@@ -918,7 +984,22 @@ async function runInChild(
   kubeconfig: string,
   heap: HeapLimits,
 ): Promise<RunResult> {
-  const args = [
+  const result = await childResult<RunResult>(
+    childArgs(o, condition, shape, kubeconfig, heap),
+    `the ${runName(condition, heap)} run`,
+  );
+  return { ...result, heap };
+}
+
+/** The node arguments of a measuring process of the compiled script (a run, or its restart). */
+function childArgs(
+  o: Options,
+  condition: Condition,
+  shape: Shape,
+  kubeconfig: string,
+  heap: HeapLimits,
+): string[] {
+  return [
     ...(o.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', o.cpuProfDir] : []),
     ...v8Flags(heap),
     '--expose-gc',
@@ -935,12 +1016,20 @@ async function runInChild(
     ...(o.heapSnapshot
       ? ['--heap-snapshot', `${o.heapSnapshot}.${runName(condition, heap)}.heapsnapshot`]
       : []),
+    // Again for the script: a measurement starts its restart with the same node flags.
+    ...(o.cpuProfDir ? ['--cpu-prof', o.cpuProfDir] : []),
+    ...['--max-old-space', String(heap.oldSpaceMb ?? 'default')],
+    ...['--max-semi-space', String(heap.semiSpaceMb ?? 'default')],
   ];
+}
+
+/** Runs `args` under node and resolves with its result line (`RESULT <json>`). */
+async function childResult<T>(args: readonly string[], what: string): Promise<T> {
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  let result: RunResult | undefined;
+  let result: T | undefined;
   const helpers: number[] = [];
   createInterface({ input: child.stdout! }).on('line', (line) => {
-    if (line.startsWith('RESULT ')) result = JSON.parse(line.slice('RESULT '.length)) as RunResult;
+    if (line.startsWith('RESULT ')) result = JSON.parse(line.slice('RESULT '.length)) as T;
     if (line.startsWith(`${HELPER} `)) helpers.push(Number(line.slice(HELPER.length + 1)));
   });
   const exit = await new Promise<string>((resolve) =>
@@ -948,11 +1037,8 @@ async function runInChild(
   );
   // A child that died (out of heap) could not stop its emulator (one that ended well did).
   if (!result) for (const pid of helpers) stopOrphan(pid);
-  if (!result)
-    throw new Error(
-      `the ${runName(condition, heap)} run (pid ${child.pid}) ended (${exit}) without a result`,
-    );
-  return { ...result, heap };
+  if (!result) throw new Error(`${what} (pid ${child.pid}) ended (${exit}) without a result`);
+  return result;
 }
 
 async function main(): Promise<void> {
@@ -1016,7 +1102,7 @@ async function main(): Promise<void> {
             results.push(r);
             process.stdout.write(
               `  converge ${seconds(r.convergeMs)} (CPU ${seconds(r.convergeCpuMs)}), ${r.requests} requests / ${r.edits} edits, ` +
-                `restart ${seconds(r.restartMs)} (CPU ${seconds(r.restartCpuMs)}) with ${r.restartEdits} edits\n` +
+                `restart ${seconds(r.restartMs)} (CPU ${seconds(r.restartCpuMs)}) with ${r.restartRequests} requests / ${r.restartEdits} edits, peak RSS ${mb(r.restartRssPeakMb)} MB\n` +
                 `  reconciles until idle: ${Object.entries(r.reconciles)
                   .map(([kind, n]) => `${kind} ${n}`)
                   .join(', ')}\n`,
@@ -1062,6 +1148,7 @@ function report(o: Options, results: RunResult[]): void {
       'RSS before→peak→steady',
       'restart',
       'restart requests/edits',
+      'restart RSS peak',
     ],
     ...results.map((r) => [
       r.condition.backend,
@@ -1086,6 +1173,7 @@ function report(o: Options, results: RunResult[]): void {
       `${r.rssBaselineMb.toFixed(0)}→${r.rssPeakMb.toFixed(0)}→${mb(r.rssSteadyMb)} MB`,
       seconds(r.restartMs),
       `${r.restartRequests}/${r.restartEdits}`,
+      `${mb(r.restartRssPeakMb)} MB`,
     ]),
   ];
   process.stdout.write(
@@ -1099,7 +1187,8 @@ function report(o: Options, results: RunResult[]): void {
       'Patch carries many); raw PUT/s: the same emulator, a bare node:http keep-alive client at the same concurrency;\n' +
       'RSS: the measuring process, compiled JavaScript without the TypeScript loader (before the watcher started,\n' +
       'after a forced GC → peak while converging → steady state after converging, after a forced GC); restart: a\n' +
-      'second watcher on the converged ODL.\n',
+      'second watcher on the converged ODL, a process of its own: from its start until idle, the writes the\n' +
+      'emulator served meanwhile, and the peak RSS of that process.\n',
   );
   heapReport(results);
   const withServices = results.filter((r) => r.shape.services > 0);

@@ -2,11 +2,27 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 export { Counter, Gauge, Histogram, Registry };
 
-/** A registry for one daemon, with the process metrics Prometheus users expect. */
+/**
+ * The process metrics (prom-client's defaults), once per prefix for the whole process: their
+ * GC histogram is fed by a PerformanceObserver that is never disconnected, so a registry they
+ * were collected into stays reachable for ever, and with it every metric registered there and
+ * whatever the metrics' collect functions hold (a watcher's caches, through its progress
+ * gauges). Shared, they hold nothing of any one daemon.
+ */
+const processMetrics = new Map<string, Registry>();
+
+/**
+ * A registry for one daemon, with the process metrics Prometheus users expect (shared, see
+ * `processMetrics`: a daemon's registry is garbage once the daemon is).
+ */
 export function createRegistry(prefix = 'odlcoe_'): Registry {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix });
-  return registry;
+  let defaults = processMetrics.get(prefix);
+  if (!defaults) {
+    defaults = new Registry();
+    collectDefaultMetrics({ register: defaults, prefix });
+    processMetrics.set(prefix, defaults);
+  }
+  return Registry.merge([defaults]);
 }
 
 /**

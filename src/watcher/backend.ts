@@ -75,10 +75,19 @@ export interface Backend {
   keyOfEntry(ref: Ref): string | undefined;
   /**
    * Reads everything this backend owns in ODL into its cache. Called at the start of every
-   * leader term (`fresh`: forget what an earlier term knew) and by the periodic resync.
+   * leader term (`fresh`: forget what an earlier term knew), while the informers may still be
+   * listing the cluster (reading overlaps them; what is derived from ODL and the cluster
+   * together waits for their sync), and by the periodic resync. `signal` ends it (a term ended).
    */
-  load(fresh: boolean): Promise<void>;
+  load(fresh: boolean, signal?: AbortSignal): Promise<void>;
   /** Every key the cluster view needs or ODL holds (start-up convergence, GC and resync). */
   allKeys(): Iterable<string>;
   reconcile(key: string, guard: WriteGuard): Promise<ReconcileOutcome>;
+  /**
+   * The pass over every key (a term's start, a resync) asks this first: true when the key's
+   * reconcile would write nothing and end `synced`, decided from the caches alone (no I/O),
+   * with the key left as that reconcile would have left it; false: the key is queued. Absent:
+   * every key is queued.
+   */
+  settleIfInSync?(key: string): boolean;
 }

@@ -7,7 +7,7 @@
  * scanning every pod.
  *
  * Every informer of the view is part of its sync gate (`hasSynced`, `waitForSync`: nothing is
- * read from ODL or deleted before all have synced) and of its health (`stalledMs`, which the
+ * planned from, or deleted in, ODL before all have synced) and of its health (`stalledMs`, which the
  * core's `/readyz` and `/healthz` report).
  *
  * Index updates run as the first informer handlers, so by the time a change listener (or a

@@ -28,6 +28,11 @@ export class GracePeriods {
     return Math.max(0, since + this.periodMs - now);
   }
 
+  /** The keys whose clock runs (unneeded, not deleted yet), sorted. */
+  running(): string[] {
+    return [...this.since.keys()].sort();
+  }
+
   clear(): void {
     this.since.clear();
   }

@@ -10,6 +10,7 @@ import {
   gatewayKey,
   GATEWAY_VPN_KEY,
   keysOfPod,
+  netvirtClusterKeys,
   networkKey,
   nodeNetworkKey,
   NETWORK_POLICY_KEY,
@@ -34,6 +35,7 @@ import type { DhcpNetwork } from '../netvirt/dhcp.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Acl } from '../netvirt/acl.js';
 import type { Interface } from '../netvirt/interfaces.js';
+import type { VpnInstance } from '../netvirt/vpn.js';
 import type { KindTable } from '../netvirt/kind.js';
 import { NETVIRT_KINDS } from '../netvirt/kinds.js';
 import { namespaceOfVpn, planNetvirtKey, type NetvirtPlanInputs } from '../netvirt/plan-netvirt.js';
@@ -41,6 +43,7 @@ import { allServiceRoutes } from '../netvirt/plan-gateway.js';
 import { allocateRouteDistinguishers } from '../netvirt/route-distinguisher.js';
 import {
   recoverRouteDistinguishers,
+  vpnInstanceOwnership,
   vpnInterfaceOwnership,
   vpnRouteDistinguisher,
   vpnRouteDistinguishers,
@@ -52,9 +55,11 @@ import { netvirtKeysFor, networksOfPod, type KeyLookup } from './netvirt-keys.js
 import { policyKeysFor, type PolicyKeyLookup } from './policy-keys.js';
 import { NetworkPolicies } from './network-policies.js';
 import { OdlBackend } from './odl-backend.js';
-import { runPlan, type PlanRun } from './plan-executor.js';
+import type { PlanRun } from './plan-executor.js';
 import { factOf, type KeyPlan } from '../netvirt/plan.js';
 import { keyKind, type WriteGuard } from './reconcile.js';
+import { ATTACHMENTS_ANNOTATION } from '../netvirt/attachments.js';
+import { NETWORKS_ANNOTATION } from '../netvirt/network-selection.js';
 import { subnetHoldsAddress } from './subnet-allocator.js';
 import { gatewayVpnRouteDistinguishers } from '../netvirt/gateway.js';
 
@@ -79,6 +84,11 @@ export class NetvirtBackend extends OdlBackend {
   private readonly lookup: KeyLookup;
   /** namespace → RD handed out but not yet visible in the ODL cache (allocation is synchronous). */
   private readonly rdReservations = new Map<string, string>();
+  /**
+   * RD → how many VPNs in the ODL cache carry it (each VPN once), for the namespaces whose VPN
+   * keeps its RD; undefined: to be counted again (a VPN changed, or the lists were read).
+   */
+  private rdHolders: Map<string, number> | undefined;
   protected readonly inputs: NetvirtPlanInputs;
   /** NetworkPolicy enforcement (undefined: off). */
   private readonly policies: NetworkPolicies | undefined;
@@ -102,6 +112,9 @@ export class NetvirtBackend extends OdlBackend {
       podsInNamespace: (ns) => view.podsInNamespace(ns),
       podsSelecting: (network) => view.pods.list().filter((p) => networksOfPod(p).includes(network)),
     };
+    this.cache.onChange((change) => {
+      if (change.ref.kind === 'vpnInstance') this.rdHolders = undefined;
+    });
     this.attachments = new AttachmentAllocator({
       view,
       kube: ctx.kube,
@@ -398,6 +411,9 @@ export class NetvirtBackend extends OdlBackend {
    * an instance missing writes what it can, waits for it and runs again; in the order the
    * cluster's objects name their keys (a node's pods before the namespaces' VPNs), converging
    * 10,000 pods ran every pod key twice.
+   *
+   * Not a set over `keysFor`: a change's keys include those of every pod of a node or namespace
+   * that changed, so going over every object that way went over each pod three times.
    */
   protected *clusterKeys(): Iterable<string> {
     const pods = new Set<string>();
@@ -409,34 +425,41 @@ export class NetvirtBackend extends OdlBackend {
     yield* pods;
   }
 
-  /** Every key the cluster's objects name, object by object. */
+  /**
+   * The keys the cluster's objects name, as the CLI's plans see them (keys.ts
+   * `netvirtClusterKeys`: each object's own keys, once), then the policy keys. What a pass over
+   * every key is for (computed afresh), it starts afresh: the routing conflicts and the policy
+   * index.
+   */
   private *objectKeys(): Iterable<string> {
     const view = this.ctx.view;
-    for (const obj of view.nodes.list()) yield* this.keysFor({ kind: 'node', obj });
-    for (const obj of view.namespaces.list()) yield* this.keysFor({ kind: 'namespace', obj });
-    for (const obj of view.pods.list()) yield* this.keysFor({ kind: 'pod', obj });
-    for (const nad of view.networkAttachmentDefinitions()) {
-      const ns = nad.metadata?.namespace;
-      const name = nad.metadata?.name;
-      if (ns && name) yield networkKey(ns, name);
-    }
+    this.conflicts = undefined;
+    this.policies?.changed();
+    yield* netvirtClusterKeys({
+      nodes: view.nodes.list(),
+      namespaces: view.namespaces.list(),
+      pods: view.pods.list(),
+      ...(this.gateways ? { services: view.services?.list() ?? [] } : {}),
+      ...(view.includes('networkattachmentdefinitions')
+        ? { networkAttachmentDefinitions: view.networkAttachmentDefinitions() }
+        : {}),
+    });
     if (this.policies) {
       yield NETWORK_POLICY_KEY;
       for (const p of view.networkPolicies?.list() ?? [])
         if (p.metadata?.namespace && p.metadata.name)
           yield aclPolicyKey(p.metadata.namespace, p.metadata.name);
     }
-    if (!this.gateways) return;
-    yield GATEWAY_VPN_KEY;
-    for (const obj of view.services?.list() ?? []) {
-      const ns = obj.metadata?.namespace;
-      const name = obj.metadata?.name;
-      if (ns && name) yield serviceKey(ns, name);
-    }
   }
 
   protected parseKey(key: string): void {
     parseNetvirtKey(key);
+  }
+
+  /** The lists were read: the VPNs' RDs are counted again when next asked. */
+  protected override loaded(fresh: boolean): void {
+    this.rdHolders = undefined;
+    super.loaded(fresh);
   }
 
   protected override freshTerm(): void {
@@ -461,7 +484,24 @@ export class NetvirtBackend extends OdlBackend {
     // A pod's attachments are allocated and recorded first: its attachment keys plan from the record.
     if (k.kind === 'pod' && this.ctx.view.includes('networkattachmentdefinitions'))
       await this.attachments.sync(k.namespace, k.name, guard.signal);
-    const plan = this.plan(key);
+    return super.runKeyPlan(key, guard);
+  }
+
+  /**
+   * A pod that requests networks, or has attachments recorded, has its record made right
+   * (a write to Kubernetes) before its plan: it is always reconciled.
+   */
+  protected override runsPlanOnly(key: string): boolean {
+    if (!super.runsPlanOnly(key)) return false;
+    const k = parseNetvirtKey(key);
+    if (k.kind !== 'pod' || !this.ctx.view.includes('networkattachmentdefinitions')) return true;
+    const annotations = this.ctx.view.pod(k.namespace, k.name)?.metadata?.annotations;
+    return (
+      annotations?.[NETWORKS_ANNOTATION] === undefined && annotations?.[ATTACHMENTS_ANNOTATION] === undefined
+    );
+  }
+
+  protected override planned(plan: KeyPlan): void {
     this.policies?.report(plan);
     for (const f of plan.facts)
       if (f.fact === 'rd-reassigned')
@@ -473,7 +513,10 @@ export class NetvirtBackend extends OdlBackend {
             rd: f.rd,
           },
         );
-    const run = await runPlan(this.planContext(), plan, guard, () => this.plan(key));
+  }
+
+  protected override afterPlan(key: string, plan: KeyPlan, run: PlanRun): PlanRun {
+    const k = parseNetvirtKey(key);
     if (k.kind === 'network' && run.outcome.result === 'synced') {
       const vpn = networkInstanceName(k.namespace, k.name);
       if (!this.cache.get('vpnInstance', vpn)) this.rdReservations.delete(vpn);
@@ -556,10 +599,40 @@ export class NetvirtBackend extends OdlBackend {
   }
 
   /**
+   * The RD of the namespace's VPN when it is ours and holds it alone (no other VPN in the cache
+   * carries it, no other namespace reserved it): what the allocation below keeps for it, found
+   * without going over every VPN (every VPN key asks, so that was quadratic in namespaces).
+   * Undefined: the allocation decides.
+   */
+  private keptRouteDistinguisher(ns: string): string | undefined {
+    const own = this.cache.get('vpnInstance', vpnName(ns)) as VpnInstance | undefined;
+    if (!own || vpnInstanceOwnership(own, this.owner).owner !== 'ours') return undefined;
+    const rd = vpnRouteDistinguisher(own);
+    if (rd === undefined || this.countRdHolders().get(rd) !== 1) return undefined;
+    for (const [reservedNs, reserved] of this.rdReservations)
+      if (reserved === rd && reservedNs !== ns) return undefined;
+    return rd;
+  }
+
+  private countRdHolders(): Map<string, number> {
+    if (this.rdHolders) return this.rdHolders;
+    const holders = new Map<string, number>();
+    for (const vpn of this.cache.values('vpnInstance'))
+      for (const rd of new Set(vpnRouteDistinguishers(vpn))) holders.set(rd, (holders.get(rd) ?? 0) + 1);
+    this.rdHolders = holders;
+    return holders;
+  }
+
+  /**
    * The namespace's RD: the one its VPN has in ODL, else one reserved earlier in this term, else
    * the lowest free one. Synchronous, so two VPN reconciles running at once cannot pick the same.
    */
   private routeDistinguisher(ns: string): { rd: string; reassigned: boolean } {
+    const kept = this.keptRouteDistinguisher(ns);
+    if (kept !== undefined) {
+      this.rdReservations.set(ns, kept);
+      return { rd: kept, reassigned: false };
+    }
     const existing = recoverRouteDistinguishers(this.cache.values('vpnInstance'), [ns], this.owner);
     // RDs of VPNs that are not ours are taken too: ODL keys VPN state by RD, whoever wrote it.
     const known = new Set(existing.values());

@@ -129,6 +129,24 @@ export class ObjectWriter {
     return this.diff(kind, name, desired, this.cache.get(kind, name));
   }
 
+  /**
+   * Whether the cached entry is as `desired` says (undefined: absent) with nothing to write:
+   * what `converge` answers `in-sync` for without any I/O.
+   */
+  inSync(kind: string, name: string, desired: unknown): boolean {
+    return !this.cache.isUnparsed(kind, name) && this.decide(kind, name, desired).action === 'none';
+  }
+
+  /**
+   * An entry found `inSync`: recorded as `converge` records an `in-sync` result (the object
+   * state the progress figures count), without deciding again.
+   */
+  settle(kind: string, name: string, desired: unknown): ObjectResult {
+    const result: ObjectResult = { state: 'in-sync' };
+    this.recordState(kind, name, desired, result);
+    return result;
+  }
+
   /** Whether the cached entry `name` exists and is ours (so garbage collection may look at it). */
   owns(kind: string, name: string): boolean {
     return this.decide(kind, name, undefined).action === 'delete-candidate';
@@ -150,6 +168,11 @@ export class ObjectWriter {
     options: ConvergeOptions = {},
   ): Promise<ObjectResult> {
     const result = await this.run(kind, name, desired, guard, options);
+    this.recordState(kind, name, desired, result);
+    return result;
+  }
+
+  private recordState(kind: string, name: string, desired: unknown, result: ObjectResult): void {
     const desiredState =
       desired === undefined
         ? 'undesired'
@@ -159,7 +182,6 @@ export class ObjectWriter {
             ? 'applied'
             : 'pending';
     this.metrics.objectState(kind, name, desiredState);
-    return result;
   }
 
   private async run(

@@ -21,7 +21,7 @@ import { EntryCache, type EntryChange } from './entry-cache.js';
 import { ObjectWriter } from './object-writer.js';
 import { GracePeriods } from './grace-period.js';
 import { k8sNodeEntries, nodeNetworkEntries, NodeSubnets } from './node-subnets.js';
-import { runPlan, type PlanContext, type PlanRun } from './plan-executor.js';
+import { runPlan, settleInMemory, type PlanContext, type PlanRun } from './plan-executor.js';
 import type { ReconcileOutcome, WriteGuard } from './reconcile.js';
 import { reconcileNode, type NodeKeyContext } from './reconcile-node.js';
 import { subnetAllocation } from '../config/watcher-settings.js';
@@ -121,9 +121,53 @@ export abstract class OdlBackend implements Backend {
     return (await this.runKeyPlan(key, guard)).outcome;
   }
 
-  /** Runs a key's plan (a backend that acts on its facts or outcome overrides this). */
-  protected runKeyPlan(key: string, guard: WriteGuard): Promise<PlanRun> {
-    return runPlan(this.planContext(), this.plan(key), guard, () => this.plan(key));
+  /**
+   * Runs a key's plan: `planned` first, then the plan, then `afterPlan` (a backend that does I/O
+   * before planning overrides this).
+   */
+  protected async runKeyPlan(key: string, guard: WriteGuard): Promise<PlanRun> {
+    const plan = this.plan(key);
+    this.planned(plan);
+    const run = await runPlan(this.planContext(), plan, guard, () => this.plan(key));
+    return this.afterPlan(key, plan, run);
+  }
+
+  /** A key's plan was made for a run (what the backend learns or reports from every plan). */
+  protected planned(_plan: KeyPlan): void {}
+
+  /** After a key's plan ran: the backend's own bookkeeping, and the outcome it turns into. */
+  protected afterPlan(_key: string, _plan: KeyPlan, run: PlanRun): PlanRun {
+    return run;
+  }
+
+  /**
+   * Whether a key's reconcile is its plan's run alone (`runKeyPlan` as it is): node keys are not
+   * (their subnet is allocated first), and a backend says which others are not.
+   */
+  protected runsPlanOnly(key: string): boolean {
+    return this.nodeOfKey(key) === undefined;
+  }
+
+  /**
+   * Settles `key` without queueing it when reconciling it would write nothing and end `synced`,
+   * decided from the caches alone (no I/O), and leaves what that reconcile would have left
+   * (plan-executor.ts `settleInMemory`, then `afterPlan`). False: nothing is settled, the key
+   * must be queued (anything to write or delete, to wait for, to report; a bad key, a plan
+   * that throws: the reconcile reports those).
+   */
+  settleIfInSync(key: string): boolean {
+    let plan: KeyPlan;
+    try {
+      this.parseKey(key);
+      if (!this.runsPlanOnly(key)) return false;
+      plan = this.plan(key);
+    } catch {
+      return false;
+    }
+    const run = settleInMemory(this.planContext(), plan);
+    if (!run) return false;
+    this.planned(plan);
+    return this.afterPlan(key, plan, run).outcome.result === 'synced';
   }
 
   private newSubnets(): NodeSubnets {
@@ -145,14 +189,17 @@ export abstract class OdlBackend implements Backend {
     return subnets;
   }
 
-  async load(fresh: boolean): Promise<void> {
+  async load(fresh: boolean, signal?: AbortSignal): Promise<void> {
     const { metrics, logger } = this.ctx;
     if (fresh) {
       this.cache.clear();
       metrics.reset();
       this.freshTerm();
     }
-    const problems = await this.cache.load();
+    const problems = await this.cache.load(signal);
+    // Subnet allocations are recovered against the cluster's nodes (a term's first load reads
+    // ODL while the informers list the cluster).
+    await this.ctx.view.waitForSync(signal);
     for (const kind of this.table.kinds)
       metrics.unparsed.set({ kind }, problems.filter((p) => p.kind === kind).length);
     for (const p of problems.slice(0, 20))

@@ -47,12 +47,37 @@ function ordered(plan: KeyPlan, order: PlanContext['order']): EntryPlan[] {
   return [...absent, ...present];
 }
 
+/**
+ * The run of a plan that has nothing to do, decided from the cache alone (no I/O): no facts to
+ * act on or report, no entry that is only kept, and every entry already as the plan wants it
+ * (`ObjectWriter.settle`), nor an instance retiring. It leaves what running the plan would
+ * have left (object states, the grace clock) and returns that run; undefined (nothing
+ * recorded) when the plan has anything to do or report. runPlan begins with it, and the
+ * watcher's pass over every key (a term's start, a resync) settles in-sync keys with it
+ * without queueing them: one verdict for both, so they cannot disagree.
+ */
+export function settleInMemory(c: PlanContext, plan: KeyPlan): PlanRun | undefined {
+  if (plan.facts.length > 0) return undefined;
+  if (plan.entries.length > 0 && plan.entries.every((e) => e.want === 'keep')) return undefined;
+  const settled = plan.entries.filter((e) => e.want !== 'keep');
+  for (const e of settled)
+    if (!c.writer.inSync(e.kind, e.name, e.want === 'present' ? e.desired : undefined)) return undefined;
+  // Nothing of ours is to go, so an instance is needed: as runPlan's grace check records.
+  if (plan.grace) c.grace.needed(plan.key);
+  const results = new Map<string, ObjectResult>();
+  for (const e of settled)
+    results.set(refKey(e), c.writer.settle(e.kind, e.name, e.want === 'present' ? e.desired : undefined));
+  return { outcome: { result: 'synced' }, results };
+}
+
 export async function runPlan(
   c: PlanContext,
   plan: KeyPlan,
   guard: WriteGuard,
   replan: () => KeyPlan,
 ): Promise<PlanRun> {
+  const inMemory = settleInMemory(c, plan);
+  if (inMemory) return inMemory;
   const results = new Map<string, ObjectResult>();
   const done = (outcome: ReconcileOutcome): PlanRun => ({ outcome, results });
   const untranslatable = plan.facts.find((f) => f.fact === 'untranslatable');

@@ -2,20 +2,22 @@
  * The watcher's core: informers (always running, so a standby's caches are warm), leader
  * election, and per leader term a work queue that drives the backend's reconcilers.
  *
- * A leader term: wait for every informer's first sync (nothing is deleted from ODL before
- * that), read ODL (retrying until it answers), enqueue every key the cluster needs or ODL holds
- * (start-up convergence and garbage collection are the same thing), start the workers, and
- * resync periodically (re-read ODL, re-enqueue everything: catches drift made by hand).
+ * A leader term: read ODL (retrying until it answers) while every informer makes its first
+ * sync (nothing is planned or deleted before both are done), start the workers, and go over every key the
+ * cluster needs or ODL holds (start-up convergence and garbage collection are the same thing):
+ * a key whose plan the caches show in sync is settled in place (no I/O), any other is queued;
+ * then resync periodically (re-read ODL, the same pass: catches drift made by hand).
  * Losing the lease ends the term at once: the term's signal aborts (checked before every
  * write) and the queue shuts down without draining. SIGTERM drains with a bound, then
  * releases the lease.
  *
  * `startWatcher` is also the programmatic entry for the benchmark and the sandbox:
- * `ready()` (caches synced; as leader, ODL read and every key enqueued), `idle()` (as leader:
+ * `ready()` (caches synced; as leader, ODL read and every key settled or queued), `idle()` (as leader:
  * every key reconciled and settled: nothing queued, running, failing or waiting for a
  * precondition; grace periods and slow retries of foreign names do not count), `close()`.
  */
 import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ConvergencePass } from '../common/convergence.js';
 import { abortFanout, type AbortChild, type AbortFanout } from '../common/abort-fanout.js';
@@ -122,6 +124,13 @@ const KUBE_DEAD_MS = 5 * 60_000;
 /** `Term.changedAt` is not pruned below this size (pruning walks it). */
 const MIN_CHANGED_AT_PRUNE = 4_096;
 
+/**
+ * A pass over every key yields to the event loop after this long (checked every
+ * `SLICE_CHECK_EVERY` keys): a key is planned in well under a millisecond.
+ */
+const SLICE_MS = 20;
+const SLICE_CHECK_EVERY = 32;
+
 /** One leader term: its abort signal, its queue, and which keys are not settled yet. */
 class Term {
   readonly abort = new AbortController();
@@ -172,6 +181,51 @@ class Term {
       this.fanout = { queueSignal, children: abortFanout([this.signal, queueSignal]) };
     }
     return this.fanout.children.child();
+  }
+
+  /** Passes over every key (`examineKeys`) running: the term is not idle before they end. */
+  private passes = 0;
+
+  /**
+   * A pass over every key: each is settled in place when the backend finds it in sync (no
+   * I/O), or queued. Runs in slices that yield to the event loop, so that health checks, the
+   * lease and watch events are served meanwhile (an event's key is queued as usual; a key
+   * already pending is left to its reconcile). Returns how many keys it went over, and how
+   * many of them it queued. `started` runs once the pass counts (the term is not idle), before
+   * any key is gone over.
+   */
+  async examine(
+    keys: Iterable<string>,
+    inSync: ((key: string) => boolean) | undefined,
+    started: () => void,
+  ): Promise<{ keys: number; queued: number }> {
+    let seen = 0;
+    let queued = 0;
+    this.passes += 1;
+    try {
+      // Once the term cannot look idle, and before any key settles (the progress counts them).
+      started();
+      let sliceStarted = performance.now();
+      for (const key of keys) {
+        if (this.signal.aborted) break;
+        seen += 1;
+        if (!this.pending.has(key)) {
+          if (inSync?.(key) === true) this.settledKeys += 1;
+          else {
+            this.add(key);
+            queued += 1;
+          }
+        }
+        if (seen % SLICE_CHECK_EVERY === 0 && performance.now() - sliceStarted >= SLICE_MS) {
+          await new Promise((resolve) => setImmediate(resolve));
+          sliceStarted = performance.now();
+        }
+      }
+    } finally {
+      this.passes -= 1;
+    }
+    this.checkIdle();
+    return { keys: seen, queued };
   }
 
   add(key: string): void {
@@ -240,7 +294,7 @@ class Term {
   }
 
   isIdle(): boolean {
-    return this.loaded && this.pending.size === 0;
+    return this.loaded && this.passes === 0 && this.pending.size === 0;
   }
 
   idle(): Promise<void> {
@@ -425,7 +479,7 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     for (;;) {
       t.signal.throwIfAborted();
       try {
-        await backend.load(fresh);
+        await backend.load(fresh, t.signal);
         return;
       } catch (err) {
         if (t.signal.aborted) throw t.signal.reason;
@@ -439,19 +493,33 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
   async function resync(t: Term): Promise<void> {
     if (t.signal.aborted || !t.loaded) return;
     try {
-      await backend.load(false);
-      let keys = 0;
-      for (const key of backend.allKeys()) {
-        t.add(key);
-        keys += 1;
-      }
+      await backend.load(false, t.signal);
+      const { keys, queued } = await examineKeys(t, 'resync');
       metrics.resyncs.inc({ result: 'ok' });
-      logger.info('resync: ODL re-read, every key queued', { keys });
-      trackConvergence(t, 'resync');
+      logger.info('resync: ODL re-read, every key compared; those out of sync queued', { keys, queued });
     } catch (err) {
       metrics.resyncs.inc({ result: 'error' });
       if (!t.signal.aborted) logger.warn('resync failed; the next one retries', { error: errorMessage(err) });
     }
+  }
+
+  /**
+   * A convergence pass: every key, settled in place when in sync, else queued (`Term.examine`),
+   * its progress tracked from before the first key until every key settled.
+   */
+  function examineKeys(t: Term, pass: ConvergencePass): Promise<{ keys: number; queued: number }> {
+    const inSync = backend.settleIfInSync?.bind(backend);
+    return t.examine(
+      backend.allKeys(),
+      inSync &&
+        ((key) => {
+          if (!inSync(key)) return false;
+          // Counted as the reconcile it stands for: one that found the key in sync.
+          metrics.reconciles.inc({ kind: keyKind(key), result: 'synced' });
+          return true;
+        }),
+      () => trackConvergence(t, pass),
+    );
   }
 
   function trackConvergence(t: Term, pass: ConvergencePass): void {
@@ -469,9 +537,10 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
   }
 
   async function lead(t: Term): Promise<void> {
-    logger.info('leader term starting: waiting for caches, then reading ODL');
-    await view.waitForSync(t.signal);
-    await loadUntilDone(t, true);
+    logger.info('leader term starting: reading ODL while the caches sync');
+    // Both only read, so ODL's lists are read while the informers list the cluster; nothing is
+    // planned, queued or deleted before both are done.
+    await Promise.all([view.waitForSync(t.signal), loadUntilDone(t, true)]);
     // The lease may have gone while ODL was read (a read does not stop for it): a term that has
     // ended starts no queue, or it would run beside the next term's.
     t.signal.throwIfAborted();
@@ -485,15 +554,17 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
       logger,
     });
     t.queue = queue;
-    let keys = 0;
-    for (const key of backend.allKeys()) {
-      t.add(key);
-      keys += 1;
-    }
-    t.loaded = true;
+    // Workers start on what the pass queues while it goes on; the term is not idle (nor
+    // ready) before every key was looked at.
     queue.start();
-    logger.info('leader term started: converging', { keys, workers: settings.workers });
-    trackConvergence(t, 'start-up');
+    const { keys, queued } = await examineKeys(t, 'start-up');
+    t.signal.throwIfAborted();
+    t.loaded = true;
+    logger.info('leader term started: every key compared, those out of sync queued', {
+      keys,
+      queued,
+      workers: settings.workers,
+    });
     scheduleResync(t);
     checkReady();
     t.checkIdle();

@@ -7,20 +7,8 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { Watcher } from '../../src/watcher/watcher.js';
 import { readOdl, startEnv, startTestWatcher, waitFor, writeCount, type Env } from './testing.js';
-import { createCluster, createPods, deleteSome, emptyUids } from './scenario.js';
-import { expectedOdl, maskElanTags } from './scenario-data.js';
-
-async function assertConverges(env: Env, expected: ReturnType<typeof expectedOdl>): Promise<void> {
-  let actual = await readOdl(env);
-  await waitFor(
-    async () => {
-      actual = maskElanTags(await readOdl(env));
-      return JSON.stringify(actual) === JSON.stringify(expected);
-    },
-    { what: 'ODL to hold exactly the expected set', timeoutMs: 30_000 },
-  ).catch(() => undefined);
-  assert.deepEqual(actual, expected);
-}
+import { assertConverges, createCluster, createPods, deleteSome, emptyUids } from './scenario.js';
+import { expectedOdl } from './scenario-data.js';
 
 describe('watcher restarts', () => {
   let cleanups: (() => Promise<void>)[] = [];

@@ -9,17 +9,9 @@ import { after, describe, it } from 'node:test';
 import type { Profile } from '../../src/netvirt/profile.js';
 import type { Dialect } from '../../src/restconf/path.js';
 import type { Watcher } from '../../src/watcher/watcher.js';
-import {
-  metricValue,
-  readOdl,
-  startEnv,
-  startTestWatcher,
-  waitFor,
-  writeCount,
-  type Env,
-} from './testing.js';
-import { createCluster, createPods, deleteSome, emptyUids } from './scenario.js';
-import { expectedOdl, maskElanTags } from './scenario-data.js';
+import { metricValue, startEnv, startTestWatcher, waitFor, writeCount, type Env } from './testing.js';
+import { assertConverges, createCluster, createPods, deleteSome, emptyUids } from './scenario.js';
+import { expectedOdl } from './scenario-data.js';
 
 const BATCH = { maxEdits: 50, windowMs: 5 };
 
@@ -57,15 +49,7 @@ describe('watcher scenario: 3 nodes, 3 namespaces, 20 pods', () => {
       await deleteSome(env);
 
       const expected = expectedOdl(profile, uids);
-      let actual = await readOdl(env);
-      await waitFor(
-        async () => {
-          actual = maskElanTags(await readOdl(env));
-          return JSON.stringify(actual) === JSON.stringify(expected);
-        },
-        { what: 'ODL to hold exactly the expected set', timeoutMs: 30_000 },
-      ).catch(() => undefined);
-      assert.deepEqual(actual, expected);
+      await assertConverges(env, expected);
       if (batch) assert.ok((env.emu.counters().requests['PATCH 200'] ?? 0) > 0, 'writes went as YANG Patch');
 
       // Converged and idle: reconciling everything again writes nothing.

@@ -11,7 +11,8 @@ import {
   type Env,
   type OdlLists,
 } from './testing.js';
-import { NAMESPACES, NODES, PODS, type Uids } from './scenario-data.js';
+import assert from 'node:assert/strict';
+import { maskElanTags, NAMESPACES, NODES, PODS, type Uids } from './scenario-data.js';
 
 /** Creates the nodes and namespaces. */
 export async function createCluster(env: Env, uids: Uids, opts: { podCIDR?: boolean } = {}): Promise<void> {
@@ -55,4 +56,17 @@ export async function createPods(env: Env, uids: Uids, opts: { waitForVpns?: boo
 export async function deleteSome(env: Env): Promise<void> {
   for (const p of PODS.filter((x) => x.deleted && x.ns !== 'gamma')) await deletePod(env, p.ns, p.name);
   await deleteNamespace(env, 'gamma');
+}
+
+/** Waits until ODL holds exactly what the scenario expects (ELAN tags masked), else fails with the difference. */
+export async function assertConverges(env: Env, expected: OdlLists): Promise<void> {
+  let actual = await readOdl(env);
+  await waitFor(
+    async () => {
+      actual = maskElanTags(await readOdl(env));
+      return JSON.stringify(actual) === JSON.stringify(expected);
+    },
+    { what: 'ODL to hold exactly the expected set', timeoutMs: 30_000 },
+  ).catch(() => undefined);
+  assert.deepEqual(actual, expected);
 }
