@@ -137,6 +137,7 @@ export function planGatewayVpn(key: string, inputs: GatewayPlanInputs): KeyPlan 
   const rds = gatewayVpnRouteDistinguishers(inputs.settings.rdAdministrator ?? '', nodes);
   return {
     key,
+    grace: true,
     entries: [present('vpnInstance', GATEWAY_VPN, translateGatewayVpn(rds, inputs.settings))],
     facts: [],
   };

@@ -203,6 +203,9 @@ export function planElan(key: string, elanName: string, ns: string, inputs: Netv
   if (desired.name !== elanName) throw new Error(`ELAN key ${key} translates to ${desired.name}`);
   return {
     key,
+    // Needed: a grace clock started while it was unneeded is forgotten (runPlan), or a later
+    // unneeded spell would delete it at once, without a grace period of its own.
+    grace: true,
     involved: namespaceRef(ns, namespace),
     entries: [present('elanInstance', elanName, desired)],
     facts: [],
@@ -266,6 +269,7 @@ export function planVpn(key: string, name: string, inputs: NetvirtPlanInputs): K
   const desired = translateVpnInstance(namespace, rd, inputs.settings);
   return {
     key,
+    grace: true,
     involved: namespaceRef(ns, namespace),
     entries: [present('vpnInstance', name, desired)],
     facts: reassigned ? [{ fact: 'rd-reassigned', namespace: ns, vpn: name, rd }] : [],

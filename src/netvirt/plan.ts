@@ -71,7 +71,10 @@ export interface KeyPlan {
   entries: EntryPlan[];
   /** Reports about the key go to this object (undefined: it is gone). */
   involved?: KubeObjectRef;
-  /** Absent entries are deleted only once the key has been unneeded for a grace period (instances). */
+  /**
+   * An instance's key (VPN, ELAN): its absent entries are deleted only once the key has been
+   * unneeded for a grace period, and a plan that needs the instance again stops that clock.
+   */
   grace?: boolean;
   facts: PlanFact[];
 }

@@ -150,6 +150,10 @@ describe('the pass over every key settles in-sync keys in memory', () => {
         writes,
         `a resync (in memory: ${inMemory}) over a correct ODL writes nothing`,
       );
+      assert.ok(
+        !backend.clocks().includes(vpnKey(vpnName('alpha'))),
+        `the needed VPN's grace clock is forgotten by the resync (in memory: ${inMemory}): ${backend.clocks().join(', ')}`,
+      );
       states.push({ atStart, afterResync: await passState(registry), clocks: backend.clocks() });
       await watcher.close();
     }
