@@ -90,4 +90,10 @@ export interface Backend {
    * every key is queued.
    */
   settleIfInSync?(key: string): boolean;
+  /**
+   * Whether ODL holds no entry of this backend's kinds (a first start on an empty ODL): then
+   * every key has something to write, and the pass queues them all without asking
+   * `settleIfInSync` (which would plan each key once more, for nothing).
+   */
+  holdsNothing?(): boolean;
 }

@@ -155,6 +155,11 @@ export abstract class OdlBackend implements Backend {
    * must be queued (anything to write or delete, to wait for, to report; a bad key, a plan
    * that throws: the reconcile reports those).
    */
+  holdsNothing(): boolean {
+    for (const kind of this.table.kinds) for (const _name of this.cache.names(kind)) return false;
+    return true;
+  }
+
   settleIfInSync(key: string): boolean {
     let plan: KeyPlan;
     try {

@@ -508,7 +508,9 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
    * its progress tracked from before the first key until every key settled.
    */
   function examineKeys(t: Term, pass: ConvergencePass): Promise<{ keys: number; queued: number }> {
-    const inSync = backend.settleIfInSync?.bind(backend);
+    // On an empty ODL (a first start) no key can be in sync: planning each in memory first
+    // would plan every key twice (once here, once in its reconcile).
+    const inSync = backend.holdsNothing?.() ? undefined : backend.settleIfInSync?.bind(backend);
     return t.examine(
       backend.allKeys(),
       inSync &&

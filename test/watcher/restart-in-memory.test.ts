@@ -34,8 +34,12 @@ class ProbeBackend extends NetvirtBackend {
     super(ctx);
   }
 
+  /** Keys the pass asked about (other than the held key). */
+  settleCalls = 0;
+
   override settleIfInSync(key: string): boolean {
     if (key === HELD) return true;
+    this.settleCalls += 1;
     return this.inMemory && super.settleIfInSync(key);
   }
 
@@ -116,6 +120,12 @@ describe('the pass over every key settles in-sync keys in memory', () => {
     const uids = emptyUids();
     await createCluster(env, uids);
     const first = await probe(env, true);
+    await first.watcher.ready();
+    assert.equal(
+      first.backend.settleCalls,
+      0,
+      'a first start on an empty ODL queues every key without planning it in memory first',
+    );
     await createPods(env, uids);
     if (deleted) {
       await deleteSome(env);
@@ -134,6 +144,8 @@ describe('the pass over every key settles in-sync keys in memory', () => {
       const writes = writeCount(env);
       const { watcher, backend, registry } = await probe(env, inMemory);
       await watcher.idle();
+      if (inMemory)
+        assert.ok(backend.settleCalls > 0, 'a restart over an ODL that holds entries settles keys in memory');
       assert.equal(
         writeCount(env),
         writes,
