@@ -103,32 +103,25 @@ export async function converged(
   expected: ExpectedNetworks,
   records: Record<string, Raw | undefined>,
 ): Promise<void> {
-  let last = '';
+  // An assertion that throws is waitFor's last error, reported when the deadline passes.
   await waitFor(
     async () => {
-      try {
-        const actual = await networksInOdl(env);
-        assert.deepEqual(
-          {
-            attachments: actual.attachments,
-            elans: actual.elans,
-            vpns: actual.vpns,
-            ...(expected.otherVpns ? { otherVpns: actual.otherVpns } : {}),
-          },
-          expected,
-        );
-        for (const [pod, want] of Object.entries(records))
-          assert.deepEqual(await recordsOf(env, pod), want, `records of ${pod}`);
-        return true;
-      } catch (err) {
-        last = (err as Error).message;
-        return false;
-      }
+      const actual = await networksInOdl(env);
+      assert.deepEqual(
+        {
+          attachments: actual.attachments,
+          elans: actual.elans,
+          vpns: actual.vpns,
+          ...(expected.otherVpns ? { otherVpns: actual.otherVpns } : {}),
+        },
+        expected,
+      );
+      for (const [pod, want] of Object.entries(records))
+        assert.deepEqual(await recordsOf(env, pod), want, `records of ${pod}`);
+      return true;
     },
     { what: 'the expected networks, attachments and records', timeoutMs: 30_000 },
-  ).catch((err: Error) => {
-    throw new Error(`${err.message}\n${last}`);
-  });
+  );
 }
 
 export async function putNad(

@@ -112,24 +112,15 @@ async function gatewayVpnRds(env: Env): Promise<string[] | undefined> {
 }
 
 async function converged(env: Env, expected: Record<string, GatewayView>, rdCount: number) {
-  let last = '';
+  // An assertion that throws is waitFor's last error, reported when the deadline passes.
   await waitFor(
     async () => {
-      const actual = await gatewaysInOdl(env);
-      const vpnRds = await gatewayVpnRds(env);
-      try {
-        assert.deepEqual(actual, expected);
-        assert.deepEqual(vpnRds, rds(rdCount));
-        return true;
-      } catch (err) {
-        last = (err as Error).message;
-        return false;
-      }
+      assert.deepEqual(await gatewaysInOdl(env), expected);
+      assert.deepEqual(await gatewayVpnRds(env), rds(rdCount));
+      return true;
     },
     { what: 'the expected gateways and Service routes', timeoutMs: 20_000 },
-  ).catch((err: Error) => {
-    throw new Error(`${err.message}\n${last}`);
-  });
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
