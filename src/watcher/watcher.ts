@@ -190,7 +190,10 @@ class Term {
    * A pass over every key: each is settled in place when the backend finds it in sync (no
    * I/O), or queued. Runs in slices that yield to the event loop, so that health checks, the
    * lease and watch events are served meanwhile (an event's key is queued as usual; a key
-   * already pending is left to its reconcile). Returns how many keys it went over, and how
+   * already pending is left to its reconcile). Without `inSync` (an empty ODL) every key is
+   * queued in one go, a few microseconds each: yielding there let the first writes land
+   * meanwhile, and what they queue (a node's pods once its subnet is written) went ahead of
+   * the instances those pods attach to, which the pass had not queued yet. Returns how many keys it went over, and how
    * many of them it queued. `started` runs once the pass counts (the term is not idle), before
    * any key is gone over.
    */
@@ -216,7 +219,11 @@ class Term {
             queued += 1;
           }
         }
-        if (seen % SLICE_CHECK_EVERY === 0 && performance.now() - sliceStarted >= SLICE_MS) {
+        if (
+          inSync !== undefined &&
+          seen % SLICE_CHECK_EVERY === 0 &&
+          performance.now() - sliceStarted >= SLICE_MS
+        ) {
           await new Promise((resolve) => setImmediate(resolve));
           sliceStarted = performance.now();
         }
