@@ -29,6 +29,7 @@ import {
   retryAfterMs,
 } from './retry-policy.js';
 import {
+  afterWrites,
   editError,
   WriteBatcher,
   type BatchedWrite,
@@ -46,7 +47,7 @@ import {
 
 export type { RestconfAuth } from './auth.js';
 export type { BatchOptions, BatchSample } from './write-batcher.js';
-export { RestconfError } from './errors.js';
+export { PrerequisiteNotWritten, RestconfError } from './errors.js';
 
 /** One attempt of one request, for metrics: reported once per attempt, retries included. */
 export interface RequestSample {
@@ -101,6 +102,13 @@ export interface RequestOptions {
    * `cause`). `mayHaveApplied` says whether an attempt may have reached ODL before that.
    */
   signal?: AbortSignal;
+  /**
+   * Writes this one needs applied first (promises of this client's writes, e.g. the create of
+   * an instance before the create of its interface). It is sent once they were, or behind
+   * them in the same YANG Patch; when one of them fails it is not sent at all and rejects with
+   * `PrerequisiteNotWritten`. For writes only.
+   */
+  after?: readonly Promise<unknown>[];
 }
 
 export const DEFAULT_TIMEOUT_MS = 45_000;
@@ -369,17 +377,20 @@ export class RestconfClient {
    * Creates or replaces the node at `path`. `body` holds the node itself, for a list entry
    * as a one-element list: `{"elan:elan-instance":[{...}]}`.
    */
-  async put(path: DataPath, body: unknown, options: RequestOptions = {}): Promise<'created' | 'replaced'> {
-    const batched = this.batchable(
-      'replace',
-      path,
-      body,
-      'PUT',
+  put(path: DataPath, body: unknown, options: RequestOptions = {}): Promise<'created' | 'replaced'> {
+    return this.write(
+      () =>
+        this.batchable(
+          'replace',
+          path,
+          body,
+          'PUT',
+          () => this.putNow(path, body, options),
+          () => 'replaced' as const,
+        ),
       () => this.putNow(path, body, options),
-      () => 'replaced' as const,
+      options,
     );
-    if (batched) return this.batcher!.submit(batched, options.signal);
-    return this.putNow(path, body, options);
   }
 
   private async putNow(
@@ -395,17 +406,20 @@ export class RestconfClient {
   }
 
   /** Merges `body` into the node at `path` (plain PATCH): leaves not in `body` stay as they are. */
-  async merge(path: DataPath, body: unknown, options: RequestOptions = {}): Promise<void> {
-    const batched = this.batchable(
-      'merge',
-      path,
-      body,
-      'PATCH',
+  merge(path: DataPath, body: unknown, options: RequestOptions = {}): Promise<void> {
+    return this.write(
+      () =>
+        this.batchable(
+          'merge',
+          path,
+          body,
+          'PATCH',
+          () => this.mergeNow(path, body, options),
+          () => undefined,
+        ),
       () => this.mergeNow(path, body, options),
-      () => undefined,
+      options,
     );
-    if (batched) return this.batcher!.submit(batched, options.signal);
-    return this.mergeNow(path, body, options);
   }
 
   private async mergeNow(path: DataPath, body: unknown, options: RequestOptions): Promise<void> {
@@ -421,17 +435,20 @@ export class RestconfClient {
    * meets 409 after an attempt whose outcome was unknown, the data may be this request's own
    * earlier write: the error then has `mayHaveApplied` set, and only a read can tell.
    */
-  async post(parent: DataPath, body: unknown, options: RequestOptions = {}): Promise<void> {
-    const batched = this.batchable(
-      'create',
-      parent,
-      body,
-      'POST',
+  post(parent: DataPath, body: unknown, options: RequestOptions = {}): Promise<void> {
+    return this.write(
+      () =>
+        this.batchable(
+          'create',
+          parent,
+          body,
+          'POST',
+          () => this.postNow(parent, body, options),
+          () => undefined,
+        ),
       () => this.postNow(parent, body, options),
-      () => undefined,
+      options,
     );
-    if (batched) return this.batcher!.submit(batched, options.signal);
-    return this.postNow(parent, body, options);
   }
 
   private async postNow(parent: DataPath, body: unknown, options: RequestOptions): Promise<void> {
@@ -445,17 +462,20 @@ export class RestconfClient {
    * Deletes the node at `path`. Missing data is success (`absent`). After a retry,
    * `absent` can also mean an earlier attempt deleted it: either way it is gone.
    */
-  async delete(path: DataPath, options: RequestOptions = {}): Promise<'deleted' | 'absent'> {
-    const batched = this.batchable(
-      'delete',
-      path,
-      undefined,
-      'DELETE',
+  delete(path: DataPath, options: RequestOptions = {}): Promise<'deleted' | 'absent'> {
+    return this.write(
+      () =>
+        this.batchable(
+          'delete',
+          path,
+          undefined,
+          'DELETE',
+          () => this.deleteNow(path, options),
+          (outcome) => (outcome === 'data-missing' ? 'absent' : 'deleted'),
+        ),
       () => this.deleteNow(path, options),
-      (outcome) => (outcome === 'data-missing' ? 'absent' : 'deleted'),
+      options,
     );
-    if (batched) return this.batcher!.submit(batched, options.signal);
-    return this.deleteNow(path, options);
   }
 
   private async deleteNow(path: DataPath, options: RequestOptions): Promise<'deleted' | 'absent'> {
@@ -483,6 +503,25 @@ export class RestconfClient {
    * bierman02, its value survives ODL's value buffer. `ok` gives the caller's result for an
    * applied edit (or, for a delete, one that failed with `data-missing`).
    */
+  /**
+   * A write, batched when it can be (the promise returned is the batcher's own, so that it can
+   * stand in another write's `after`), else single once what it follows was applied.
+   */
+  private write<T>(
+    batched: () => BatchedWrite<T> | undefined,
+    single: () => Promise<T>,
+    options: RequestOptions,
+  ): Promise<T> {
+    let edit: BatchedWrite<T> | undefined;
+    try {
+      edit = batched();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (edit) return this.batcher!.submit(edit, options.signal, options.after);
+    return options.after?.length ? afterWrites(options.after).then(single) : single();
+  }
+
   private batchable<T>(
     operation: 'create' | 'replace' | 'merge' | 'delete',
     path: DataPath,

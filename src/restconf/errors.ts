@@ -197,3 +197,12 @@ function errorText(init: RestconfErrorInit): string {
   const tries = init.attempts > 1 ? ` after ${init.attempts} attempts` : '';
   return `${init.method} ${init.url}: ${outcome}${reason ? ` ${reason}` : ''}${tries}`;
 }
+
+/**
+ * A write that was to follow other writes (`RequestOptions.after`) was not sent, because one of
+ * them failed or was withdrawn: nothing of it reached ODL. The caller decides again from what
+ * ODL holds (usually: wait for that prerequisite).
+ */
+export class PrerequisiteNotWritten extends Error {
+  override name = 'PrerequisiteNotWritten';
+}

@@ -18,9 +18,15 @@
  *   no edit of an aborted caller is sent again.
  * - A server that refuses the YANG-Patch media type or method (415, 405) is remembered: every
  *   write goes single from then on.
+ * - An edit can follow others (`after`: the promises of writes it needs applied first, an
+ *   instance before its interface). It joins the open batch behind them when they are in it,
+ *   so that one patch carries both in order; otherwise it waits until they were answered.
+ *   When one of them fails (its own error, its caller gone, a patch that failed whole), the
+ *   edit is not sent and rejects with PrerequisiteNotWritten, and so do the edits behind it:
+ *   ODL never receives an edit without what it was to follow.
  */
 import type { Logger } from '../common/log.js';
-import { RestconfError, type RestconfErrorDetail } from './errors.js';
+import { PrerequisiteNotWritten, RestconfError, type RestconfErrorDetail } from './errors.js';
 import { parsePatchStatus, type PatchEdit } from './yang-patch.js';
 
 export interface BatchOptions {
@@ -69,15 +75,40 @@ interface Pending {
   resolve(value: unknown): void;
   reject(err: unknown): void;
   settled: boolean;
+  /** Known as soon as it is decided (before its caller hears): applied, or not (and never will be). */
+  result?: 'applied' | 'failed';
+  /** The open batch it joined (`WriteBatcher.batchSeq`). */
+  batch: number;
+  /** What `submit` returned for it. */
+  promise?: Promise<unknown>;
+  /** Edits of this batcher it must follow (same patch, earlier; or applied before). */
+  after?: Pending[];
   onAbort?: () => void;
   /** While its batch is in flight: what its caller aborting means to that batch. */
   inFlight?: () => void;
 }
 
+/** Resolves once every one of `writes` succeeded; rejects with PrerequisiteNotWritten when one did not. */
+export async function afterWrites(writes: readonly Promise<unknown>[]): Promise<void> {
+  const settled = await Promise.allSettled(writes);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed)
+    throw new PrerequisiteNotWritten(
+      `a write it was to follow failed: ${failed.reason instanceof Error ? failed.reason.message : String(failed.reason)}`,
+    );
+}
+
 export class WriteBatcher {
   private open: Pending[] = [];
+  /** Numbers the open batch, so that an edit can tell whether what it follows is in it. */
+  private batchSeq = 0;
   private timer: NodeJS.Timeout | undefined;
   private refused = false;
+  /**
+   * The edit behind each promise `submit` returned, for `after`, until it settles (a write
+   * settled since is waited for as any other promise would be: it is answered already).
+   */
+  private readonly edits = new Map<Promise<unknown>, Pending>();
 
   constructor(
     private readonly options: BatchOptions,
@@ -92,34 +123,71 @@ export class WriteBatcher {
     return this.refused;
   }
 
-  submit<T>(write: BatchedWrite<T>, signal?: AbortSignal): Promise<T> {
-    if (this.refused || signal?.aborted) return write.single();
-    return new Promise<T>((resolve, reject) => {
-      const pending: Pending = {
+  /**
+   * `after`: writes `write` must follow (promises this batcher or the client returned); see the
+   * class comment.
+   */
+  submit<T>(
+    write: BatchedWrite<T>,
+    signal?: AbortSignal,
+    after: readonly Promise<unknown>[] = [],
+  ): Promise<T> {
+    if (this.refused || signal?.aborted)
+      return after.length > 0 ? afterWrites(after).then(() => write.single()) : write.single();
+    let deps: Pending[] | undefined;
+    const waits: Promise<unknown>[] = [];
+    for (const promise of after) {
+      const dep = this.edits.get(promise);
+      if (dep?.result === 'applied') continue;
+      if (dep?.result === 'failed')
+        return Promise.reject(new PrerequisiteNotWritten('a write it was to follow failed'));
+      // In the open batch: this edit goes behind it, in the same patch.
+      if (dep && !dep.settled && dep.batch === this.batchSeq) (deps ??= []).push(dep);
+      else waits.push(promise);
+    }
+    // Sent already (or not one of ours): its answer first, then this edit, in a later patch.
+    if (waits.length > 0)
+      return afterWrites(waits).then(() =>
+        this.submit(
+          write,
+          signal,
+          after.filter((p) => this.edits.has(p)),
+        ),
+      );
+    let pending!: Pending;
+    const promise = new Promise<T>((resolve, reject) => {
+      pending = {
         write: write as BatchedWrite<unknown>,
         signal,
         resolve: resolve as (value: unknown) => void,
         reject,
         settled: false,
+        batch: this.batchSeq,
+        ...(deps ? { after: deps } : {}),
       };
-      if (signal) {
-        // Aborted while waiting for its batch: it leaves the batch, and the single write
-        // (which checks the signal first) rejects it as a single write would. Aborted while
-        // its batch is in flight: the batch is told. One listener per edit for both, from
-        // here until it settles: add/removeEventListener were a good part of a batched write.
-        pending.onAbort = () => {
-          pending.inFlight?.();
-          const at = this.open.indexOf(pending);
-          if (at === -1) return;
-          this.open.splice(at, 1);
-          this.finish(pending, () => write.single());
-        };
-        signal.addEventListener('abort', pending.onAbort, { once: true });
-      }
-      this.open.push(pending);
-      if (this.open.length >= this.options.maxEdits) this.flush();
-      else this.timer ??= setTimeout(() => this.flush(), this.options.windowMs);
     });
+    pending.promise = promise;
+    this.edits.set(promise, pending);
+    if (signal) {
+      // Aborted while waiting for its batch: it leaves the batch, and the single write (which
+      // checks the signal first) rejects it as a single write would. Aborted while its batch
+      // is in flight: the batch is told. One listener per edit for both, from here until it
+      // settles: add/removeEventListener were a good part of a batched write.
+      pending.onAbort = () => {
+        pending.inFlight?.();
+        const at = this.open.indexOf(pending);
+        if (at === -1) return;
+        this.open.splice(at, 1);
+        // The single write rejects at once (its signal fired): never applied.
+        pending.result = 'failed';
+        void this.finish(pending, () => write.single());
+      };
+      signal.addEventListener('abort', pending.onAbort, { once: true });
+    }
+    this.open.push(pending);
+    if (this.open.length >= this.options.maxEdits) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), this.options.windowMs);
+    return promise;
   }
 
   /** Sends the open batch now (also on close: its requests then fail as closed). */
@@ -128,27 +196,81 @@ export class WriteBatcher {
     this.timer = undefined;
     const batch = this.open;
     this.open = [];
+    this.batchSeq += 1;
     if (batch.length > 0) void this.run(batch);
   }
 
-  private finish(pending: Pending, outcome: () => unknown): void {
-    if (pending.settled) return;
+  /** Settles `pending` with `outcome` (once); resolves when its caller has been told. */
+  private finish(pending: Pending, outcome: () => unknown): Promise<void> {
+    if (pending.settled) return Promise.resolve();
     pending.settled = true;
+    if (pending.promise) this.edits.delete(pending.promise);
     if (pending.onAbort) pending.signal?.removeEventListener('abort', pending.onAbort);
-    Promise.resolve().then(outcome).then(pending.resolve, pending.reject);
+    return Promise.resolve()
+      .then(outcome)
+      .then(
+        (value) => {
+          pending.result ??= 'applied';
+          pending.resolve(value);
+        },
+        (err: unknown) => {
+          pending.result = 'failed';
+          pending.reject(err);
+        },
+      );
+  }
+
+  /** Tells `p` it was not sent: something it was to follow was not applied. */
+  private withdraw(p: Pending): Promise<void> {
+    p.result = 'failed';
+    return this.finish(p, () =>
+      Promise.reject(new PrerequisiteNotWritten('a write it was to follow was not applied')),
+    );
+  }
+
+  /**
+   * Each edit as its own single write: all at once, except that an edit that follows another
+   * of them waits for that one's answer (its write must not overtake it, and is not sent when
+   * that one failed). Resolves once every edit was answered, so that a bisection's second half
+   * goes after its first.
+   */
+  private async singles(live: readonly Pending[]): Promise<void> {
+    const answers = new Map<Pending, Promise<void>>();
+    for (const p of live) {
+      const first = (p.after ?? []).flatMap((d) => answers.get(d) ?? []);
+      answers.set(
+        p,
+        first.length === 0
+          ? this.finish(p, () => p.write.single())
+          : Promise.all(first).then(() =>
+              p.after!.every((d) => d.result === 'applied')
+                ? this.finish(p, () => p.write.single())
+                : this.withdraw(p),
+            ),
+      );
+    }
+    await Promise.all(answers.values());
   }
 
   /** Sends `batch` as one patch (a lone edit as its single write) and settles every edit. */
   private async run(batch: Pending[]): Promise<void> {
     const live: Pending[] = [];
+    // What goes in this patch so far: an edit may follow those (they come first in it).
+    const sent = new Set<Pending>();
     for (const p of batch) {
       if (p.settled) continue;
-      if (p.signal?.aborted) this.finish(p, () => p.write.single());
-      else live.push(p);
+      if (p.signal?.aborted) {
+        p.result = 'failed';
+        void this.finish(p, () => p.write.single());
+      } else if (p.after?.some((d) => d.result !== 'applied' && !sent.has(d))) this.withdraw(p);
+      else {
+        live.push(p);
+        sent.add(p);
+      }
     }
     if (live.length === 0) return;
     if (live.length === 1 || this.refused) {
-      for (const p of live) this.finish(p, () => p.write.single());
+      await this.singles(live);
       return;
     }
 
@@ -165,7 +287,10 @@ export class WriteBatcher {
       answer = await this.transport.send(this.document(edits), cut.signal);
     } catch (err) {
       this.onBatch?.({ edits: live.length, result: 'failed' });
-      for (const p of live) this.finish(p, () => Promise.reject(err));
+      for (const p of live) {
+        p.result = 'failed';
+        void this.finish(p, () => Promise.reject(err));
+      }
       return;
     } finally {
       for (const p of live) p.inFlight = undefined;
@@ -179,13 +304,16 @@ export class WriteBatcher {
           status: answer.status,
         });
       }
-      for (const p of live) this.finish(p, () => p.write.single());
+      await this.singles(live);
       return;
     }
     const status = answer.status === 200 ? parsePatchStatus(answer.body) : undefined;
     if (status?.ok) {
       this.onBatch?.({ edits: live.length, result: 'ok' });
-      for (const p of live) this.finish(p, () => p.write.settle({ ok: true }));
+      for (const p of live) {
+        p.result = 'applied';
+        void this.finish(p, () => p.write.settle({ ok: true }));
+      }
       return;
     }
     const failed = status
@@ -198,7 +326,8 @@ export class WriteBatcher {
       this.onBatch?.({ edits: live.length, result: 'edit-failed' });
       const culprit = live[failed]!;
       const outcome = status.edits.get(edits[failed]!.editId) as Extract<EditOutcome, { ok: false }>;
-      this.finish(culprit, () =>
+      culprit.result = 'failed';
+      void this.finish(culprit, () =>
         culprit.write.settle({
           ok: false,
           errors: outcome.errors,
@@ -206,7 +335,8 @@ export class WriteBatcher {
           mayHaveApplied: answer.mayHaveApplied,
         }),
       );
-      // Nothing of this patch was applied: the others go again, in their order.
+      // Nothing of this patch was applied: the others go again, in their order (those that
+      // were to follow the culprit are withdrawn).
       await this.run(live.filter((p) => p !== culprit));
       return;
     }

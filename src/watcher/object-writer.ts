@@ -29,7 +29,7 @@ import type { KindContext, KindTable, Prerequisite, Ref } from '../netvirt/kind.
 import { refKey } from '../netvirt/kind.js';
 import type { OwnerContext } from '../netvirt/ownership.js';
 import type { WriteOp } from '../netvirt/write.js';
-import { RestconfError, type RestconfClient } from '../restconf/client.js';
+import { PrerequisiteNotWritten, RestconfError, type RestconfClient } from '../restconf/client.js';
 import { parentPath } from '../restconf/path.js';
 import type { EntryCache } from './entry-cache.js';
 import type { WatcherMetrics } from './metrics.js';
@@ -109,6 +109,13 @@ class DependencyGate {
 export class ObjectWriter {
   private readonly gate = new DependencyGate();
   private readonly table: KindTable;
+  /**
+   * Creates of ours in flight (POSTed, ODL has not answered), by entry: what a write that needs
+   * one of them waits for, instead of being turned away as `blocked` and reconciled again once
+   * the entry appears. With batched writes the instance a pod attaches to is usually still in
+   * an open batch when the pod's reconcile reaches its interfaces.
+   */
+  private readonly creating = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly cache: EntryCache,
@@ -134,7 +141,11 @@ export class ObjectWriter {
    * what `converge` answers `in-sync` for without any I/O.
    */
   inSync(kind: string, name: string, desired: unknown): boolean {
-    return !this.cache.isUnparsed(kind, name) && this.decide(kind, name, desired).action === 'none';
+    if (this.cache.isUnparsed(kind, name)) return false;
+    const actual = this.cache.get(kind, name);
+    // Missing and wanted is a create, without building it (a first start asks this of every key).
+    if (actual === undefined) return desired === undefined;
+    return this.diff(kind, name, desired, actual).action === 'none';
   }
 
   /**
@@ -194,8 +205,17 @@ export class ObjectWriter {
     if (this.cache.isUnparsed(kind, name))
       return { state: 'foreign', wanted: desired !== undefined, reason: UNPARSED };
     let decision = this.decide(kind, name, desired);
+    if (decision.action === 'update' || decision.action === 'recreate') {
+      // An update is planned against a re-read: a prerequisite whose create is in flight is
+      // waited for first, then the entry is decided again.
+      const creating = this.prerequisites(kind, desired).creating;
+      if (creating.length > 0) {
+        await Promise.allSettled(creating);
+        decision = this.decide(kind, name, desired);
+      }
+    }
     if (decision.action === 'create' || decision.action === 'update' || decision.action === 'recreate') {
-      const blocked = this.blockedByPrerequisites(kind, desired);
+      const blocked = this.prerequisites(kind, desired, decision.action === 'create').blocked;
       if (blocked) return blocked;
     }
     let fresh = false;
@@ -209,11 +229,24 @@ export class ObjectWriter {
           if (!options.deleteAllowed) return { state: 'delete-pending' };
           return this.retire(kind, name, guard, options);
         case 'create': {
-          const created = await this.attached(kind, desired, () =>
-            this.create(kind, name, desired, decision.action === 'create' ? decision.writes : [], guard),
+          const created = await this.attached(kind, desired, true, (after) =>
+            this.create(
+              kind,
+              name,
+              desired,
+              decision.action === 'create' ? decision.writes : [],
+              guard,
+              after,
+            ),
           );
-          if (typeof created !== 'boolean') return created;
-          if (created) return { state: 'written', op: 'create' };
+          if (typeof created === 'object') return created;
+          if (created === 'created') return { state: 'written', op: 'create' };
+          if (created === 'prerequisite-failed') {
+            // Not sent: a create it was to follow failed. Decided again from the cache (which
+            // says by now whether that entry exists after all).
+            decision = this.decide(kind, name, desired);
+            continue;
+          }
           decision = await this.reread(kind, name, desired);
           fresh = true;
           continue;
@@ -229,7 +262,7 @@ export class ObjectWriter {
         continue;
       }
       const d = decision;
-      const done = await this.attached(kind, desired, () => this.apply(d.writes, guard));
+      const done = await this.attached(kind, desired, false, () => this.apply(d.writes, guard));
       if (done !== undefined) return done;
       this.metrics.writes.inc({ kind, op: 'update' });
       this.logger.info('updated ODL entry', {
@@ -245,43 +278,61 @@ export class ObjectWriter {
     throw new Error(`${kind} ${name} kept changing in ODL while it was being written; will retry`);
   }
 
-  /** A write that needs `desired`'s prerequisites: checked and counted as attaching, in one step. */
+  /**
+   * A write that needs `desired`'s prerequisites: checked and counted as attaching, in one step.
+   * `follow`: a prerequisite whose create of ours is in flight does not block it; the write is
+   * given those creates to follow (`RequestOptions.after`).
+   */
   private async attached<T>(
     kind: string,
     desired: unknown,
-    write: () => Promise<T>,
+    follow: boolean,
+    write: (after: Promise<unknown>[]) => Promise<T>,
   ): Promise<T | Extract<ObjectResult, { state: 'blocked' }>> {
-    const blocked = this.blockedByPrerequisites(kind, desired);
+    const { blocked, creating } = this.prerequisites(kind, desired, follow);
     if (blocked) return blocked;
     const release = this.gate.beginAttach(this.table.spec(kind).prerequisites(desired));
     try {
-      return await write();
+      return await write(creating);
     } finally {
       release();
     }
   }
 
-  private blockedByPrerequisites(
+  /**
+   * `desired`'s prerequisites that are not usable now (`blocked`, undefined when all are), and
+   * the creates of ours in flight among the missing ones (`creating`). With `follow`, a
+   * prerequisite being created does not block: the write can follow its create.
+   */
+  private prerequisites(
     kind: string,
     desired: unknown,
-  ): Extract<ObjectResult, { state: 'blocked' }> | undefined {
-    if (desired === undefined) return undefined;
-    const problems = this.table
-      .spec(kind)
-      .prerequisites(desired)
-      .map((p) => ({ p, state: this.prerequisiteState(p) }))
-      .filter((x) => x.state !== 'ok');
-    if (problems.length === 0) return undefined;
+    follow = false,
+  ): { blocked?: Extract<ObjectResult, { state: 'blocked' }>; creating: Promise<unknown>[] } {
+    const creating: Promise<unknown>[] = [];
+    if (desired === undefined) return { creating };
+    const problems: { p: Prerequisite; state: 'missing' | 'retiring' | 'foreign' }[] = [];
+    for (const p of this.table.spec(kind).prerequisites(desired)) {
+      const state = this.prerequisiteState(p);
+      if (state === 'ok') continue;
+      const create = state === 'missing' ? this.creating.get(refKey(p)) : undefined;
+      if (create) creating.push(create);
+      if (!(create && follow)) problems.push({ p, state });
+    }
+    if (problems.length === 0) return { creating };
     return {
-      state: 'blocked',
-      awaits: problems.map((x) => ({ kind: x.p.kind, name: x.p.name })),
-      foreign: problems.some((x) => x.state === 'foreign'),
-      reason: problems
-        .map(
-          (x) =>
-            `${this.table.label(x.p.kind)} ${x.p.name} ${x.state === 'foreign' ? 'is not ours' : x.state === 'missing' ? 'does not exist yet' : 'is being removed'}`,
-        )
-        .join('; '),
+      creating,
+      blocked: {
+        state: 'blocked',
+        awaits: problems.map((x) => ({ kind: x.p.kind, name: x.p.name })),
+        foreign: problems.some((x) => x.state === 'foreign'),
+        reason: problems
+          .map(
+            (x) =>
+              `${this.table.label(x.p.kind)} ${x.p.name} ${x.state === 'foreign' ? 'is not ours' : x.state === 'missing' ? 'does not exist yet' : 'is being removed'}`,
+          )
+          .join('; '),
+      },
     };
   }
 
@@ -362,28 +413,42 @@ export class ObjectWriter {
     return this.diff(kind, name, desired, actual);
   }
 
-  /** POSTs a new entry; false when ODL already has one (409), which the caller re-reads. */
+  /**
+   * POSTs a new entry, behind the creates in flight of the prerequisites it needs (`after`).
+   * `exists`: ODL already has one (409), which the caller re-reads; `prerequisite-failed`: not
+   * sent, because one of those creates failed.
+   */
   private async create(
     kind: string,
     name: string,
     desired: unknown,
     writes: WriteOp[],
     guard: WriteGuard,
-  ): Promise<boolean> {
+    after: Promise<unknown>[],
+  ): Promise<'created' | 'exists' | 'prerequisite-failed'> {
     const [put, ...more] = writes;
     if (!put || put.op !== 'put' || more.length > 0)
       throw new Error(`unexpected create plan for ${kind} ${name}`);
     guard.check();
+    const ref = refKey({ kind, name });
+    const posted = this.client.post(parentPath(put.path), put.body, {
+      signal: guard.signal,
+      ...(after.length > 0 ? { after } : {}),
+    });
+    this.creating.set(ref, posted);
     try {
-      await this.client.post(parentPath(put.path), put.body, { signal: guard.signal });
+      await posted;
     } catch (err) {
-      if (err instanceof RestconfError && err.status === 409) return false;
+      if (err instanceof RestconfError && err.status === 409) return 'exists';
+      if (err instanceof PrerequisiteNotWritten) return 'prerequisite-failed';
       throw err;
+    } finally {
+      if (this.creating.get(ref) === posted) this.creating.delete(ref);
     }
     this.cache.set(kind, desired);
     this.metrics.writes.inc({ kind, op: 'create' });
     this.logger.info('created ODL entry', { kind, name });
-    return true;
+    return 'created';
   }
 
   private async apply(writes: readonly WriteOp[], guard: WriteGuard): Promise<undefined> {

@@ -98,29 +98,46 @@ export async function runPlan(
   let retryShort = false;
   // Made again right before a delete: the cluster may have changed while ODL answered.
   const stillUnneeded = () => replan().entries.every((e) => e.want === 'absent');
-  for (const entry of ordered(plan, c.order)) {
-    const result =
-      entry.want === 'absent'
-        ? await c.writer.converge(entry.kind, entry.name, undefined, guard, {
-            deleteAllowed: true,
-            ...(plan.grace ? { stillUnneeded } : {}),
-          })
-        : await c.writer.converge(
-            entry.kind,
-            entry.name,
-            entry.want === 'present' ? entry.desired : undefined,
-            guard,
-          );
+  /** Records an entry's result; a collision ends the run (its report). */
+  const take = (entry: EntryPlan, result: ObjectResult): PlanRun | undefined => {
     results.set(refKey(entry), result);
     if (result.state === 'foreign' && result.wanted && plan.involved)
       return done(reportCollision(c, entry.kind, entry.name, result.reason, plan.involved));
-    if (result.state !== 'blocked') continue;
-    if (result.foreign) {
-      foreignBlock ??= `${entry.kind} ${entry.name}: ${result.reason}`;
-      continue;
+    if (result.state !== 'blocked') return undefined;
+    if (result.foreign) foreignBlock ??= `${entry.kind} ${entry.name}: ${result.reason}`;
+    else {
+      if (result.awaits.length === 0) retryShort = true;
+      awaited.push(...result.awaits);
     }
-    if (result.awaits.length === 0) retryShort = true;
-    awaited.push(...result.awaits);
+    return undefined;
+  };
+  const entries = ordered(plan, c.order);
+  let next = 0;
+  // Deletes one after another, dependants first.
+  for (; next < entries.length && entries[next]!.want === 'absent'; next += 1) {
+    const entry = entries[next]!;
+    const result = await c.writer.converge(entry.kind, entry.name, undefined, guard, {
+      deleteAllowed: true,
+      ...(plan.grace ? { stillUnneeded } : {}),
+    });
+    const ended = take(entry, result);
+    if (ended) return ended;
+  }
+  // Then every present entry at once, in create order: a create that needs an entry created
+  // before it follows that create (the writer gives it `after`), so that a pod's three
+  // interfaces share one YANG Patch rather than waiting for each other's answers. Every run is
+  // waited for before any is looked at: none is left running behind a throw or a collision.
+  const present = entries.slice(next);
+  const answered = await Promise.allSettled(
+    present.map((e) =>
+      c.writer.converge(e.kind, e.name, e.want === 'present' ? e.desired : undefined, guard),
+    ),
+  );
+  for (const [i, entry] of present.entries()) {
+    const a = answered[i]!;
+    if (a.status === 'rejected') throw a.reason;
+    const ended = take(entry, a.value);
+    if (ended) return ended;
   }
   if (plan.grace && [...results.values()].some((r) => r.state === 'written' && r.op === 'delete'))
     c.grace.needed(plan.key);
