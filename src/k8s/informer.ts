@@ -351,22 +351,20 @@ export class Informer<T extends KubernetesObject> {
   private async listAll(signal: AbortSignal, paged = true): Promise<{ items: T[]; resourceVersion: string }> {
     const items: T[] = [];
     let resourceVersion: string | undefined;
-    let continueToken: string | undefined;
-    do {
-      const query: Query = {
-        ...this.selectors,
-        limit: paged ? this.pageSize : undefined,
-        continue: continueToken,
-      };
+    const fetchPage = (continueToken: string | undefined) =>
+      this.client.request<ListResponse<T>>('GET', this.path, {
+        query: { ...this.selectors, limit: paged ? this.pageSize : undefined, continue: continueToken },
+        signal,
+        timeoutMs: Informer.LIST_PAGE_TIMEOUT_MS,
+      });
+    let continued = false;
+    let next = fetchPage(undefined);
+    for (;;) {
       let page: ListResponse<T>;
       try {
-        page = await this.client.request<ListResponse<T>>('GET', this.path, {
-          query,
-          signal,
-          timeoutMs: Informer.LIST_PAGE_TIMEOUT_MS,
-        });
+        page = await next;
       } catch (err) {
-        if (continueToken !== undefined && isGone(err)) {
+        if (continued && isGone(err)) {
           this.logger.info('list continue token expired; listing again without paging');
           return this.listAll(signal, false);
         }
@@ -375,6 +373,16 @@ export class Informer<T extends KubernetesObject> {
       if (page.items !== undefined && page.items !== null && !Array.isArray(page.items)) {
         throw new Error(`GET ${this.path}: list response items is not an array`);
       }
+      resourceVersion ??= page.metadata?.resourceVersion;
+      const continueToken = page.metadata?.continue || undefined;
+      // The next page is asked for before this one is gone through: the server builds it
+      // meanwhile (a 10,000-pod list took 20 round trips one after another). A failure of it
+      // is handled when it is awaited, or dropped with the list if this page fails first.
+      if (continueToken !== undefined) {
+        continued = true;
+        next = fetchPage(continueToken);
+        next.catch(() => undefined);
+      }
       const itemKind = page.kind?.endsWith('List') ? page.kind.slice(0, -'List'.length) : undefined;
       for (const item of page.items ?? []) {
         if (itemKind && item.kind === undefined) item.kind = itemKind;
@@ -382,9 +390,8 @@ export class Informer<T extends KubernetesObject> {
         objectKey(item);
         items.push(this.transform(item));
       }
-      resourceVersion ??= page.metadata?.resourceVersion;
-      continueToken = page.metadata?.continue || undefined;
-    } while (continueToken !== undefined);
+      if (continueToken === undefined) break;
+    }
     if (!resourceVersion) throw new Error(`GET ${this.path}: list response has no metadata.resourceVersion`);
     return { items, resourceVersion };
   }

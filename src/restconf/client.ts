@@ -534,7 +534,6 @@ export class RestconfClient {
     if (body !== undefined && this.dialect === 'bierman02' && !bufferSafe(body)) return undefined;
     const edit = this.patchEdit(operation, path, body);
     if (!edit) return undefined;
-    const url = this.dataUrl(path, 'config', method);
     return {
       edit,
       single,
@@ -542,7 +541,7 @@ export class RestconfClient {
         if (outcome.ok) return ok();
         if (operation === 'delete' && outcome.errors[0]?.errorTag === 'data-missing')
           return ok('data-missing');
-        throw editError(method, url, outcome, statusOfTag);
+        throw editError(method, this.dataUrl(path, 'config', method), outcome, statusOfTag);
       },
     };
   }

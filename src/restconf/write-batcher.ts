@@ -69,23 +69,26 @@ export interface PatchTransport {
   ): Promise<{ status: number; body: string; attempts: number; mayHaveApplied: boolean }>;
 }
 
-interface Pending {
-  write: BatchedWrite<unknown>;
-  signal: AbortSignal | undefined;
-  resolve(value: unknown): void;
-  reject(err: unknown): void;
-  settled: boolean;
+/** One edit as the batcher holds it (a class: every edit has the same shape). */
+class Pending {
+  settled = false;
   /** Known as soon as it is decided (before its caller hears): applied, or not (and never will be). */
-  result?: 'applied' | 'failed';
-  /** The open batch it joined (`WriteBatcher.batchSeq`). */
-  batch: number;
+  result: 'applied' | 'failed' | undefined = undefined;
   /** What `submit` returned for it. */
-  promise?: Promise<unknown>;
-  /** Edits of this batcher it must follow (same patch, earlier; or applied before). */
-  after?: Pending[];
-  onAbort?: () => void;
+  promise: Promise<unknown> | undefined = undefined;
   /** While its batch is in flight: what its caller aborting means to that batch. */
-  inFlight?: () => void;
+  inFlight: (() => void) | undefined = undefined;
+  resolve: (value: unknown) => void = () => undefined;
+  reject: (err: unknown) => void = () => undefined;
+
+  constructor(
+    readonly write: BatchedWrite<unknown>,
+    readonly signal: AbortSignal | undefined,
+    /** The open batch it joined (`WriteBatcher.batchSeq`). */
+    readonly batch: number,
+    /** Edits of this batcher it must follow (same patch, earlier; or applied before). */
+    readonly after: readonly Pending[] | undefined,
+  ) {}
 }
 
 /** Resolves once every one of `writes` succeeded; rejects with PrerequisiteNotWritten when one did not. */
@@ -109,6 +112,12 @@ export class WriteBatcher {
    * settled since is waited for as any other promise would be: it is answered already).
    */
   private readonly edits = new Map<Promise<unknown>, Pending>();
+  /**
+   * The edits not settled yet by their caller's signal, with the one abort listener each
+   * signal has, however many edits share it (a reconcile's signal is often a whole term's):
+   * add/removeEventListener per edit were a good part of a batched write.
+   */
+  private readonly bySignal = new Map<AbortSignal, { edits: Set<Pending>; listener: () => void }>();
 
   constructor(
     private readonly options: BatchOptions,
@@ -154,40 +163,56 @@ export class WriteBatcher {
           after.filter((p) => this.edits.has(p)),
         ),
       );
-    let pending!: Pending;
+    const pending = new Pending(write as BatchedWrite<unknown>, signal, this.batchSeq, deps);
     const promise = new Promise<T>((resolve, reject) => {
-      pending = {
-        write: write as BatchedWrite<unknown>,
-        signal,
-        resolve: resolve as (value: unknown) => void,
-        reject,
-        settled: false,
-        batch: this.batchSeq,
-        ...(deps ? { after: deps } : {}),
-      };
+      pending.resolve = resolve as (value: unknown) => void;
+      pending.reject = reject;
     });
     pending.promise = promise;
     this.edits.set(promise, pending);
-    if (signal) {
-      // Aborted while waiting for its batch: it leaves the batch, and the single write (which
-      // checks the signal first) rejects it as a single write would. Aborted while its batch
-      // is in flight: the batch is told. One listener per edit for both, from here until it
-      // settles: add/removeEventListener were a good part of a batched write.
-      pending.onAbort = () => {
-        pending.inFlight?.();
-        const at = this.open.indexOf(pending);
-        if (at === -1) return;
-        this.open.splice(at, 1);
-        // The single write rejects at once (its signal fired): never applied.
-        pending.result = 'failed';
-        void this.finish(pending, () => write.single());
-      };
-      signal.addEventListener('abort', pending.onAbort, { once: true });
-    }
+    if (signal) this.watch(signal, pending);
     this.open.push(pending);
     if (this.open.length >= this.options.maxEdits) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.options.windowMs);
     return promise;
+  }
+
+  /** Hears `signal` abort for `pending` until it settles. */
+  private watch(signal: AbortSignal, pending: Pending): void {
+    let watched = this.bySignal.get(signal);
+    if (!watched) {
+      const edits = new Set<Pending>();
+      const listener = () => {
+        this.bySignal.delete(signal);
+        for (const p of [...edits]) this.aborted(p);
+      };
+      watched = { edits, listener };
+      this.bySignal.set(signal, watched);
+      signal.addEventListener('abort', listener, { once: true });
+    }
+    watched.edits.add(pending);
+  }
+
+  private unwatch(signal: AbortSignal, pending: Pending): void {
+    const watched = this.bySignal.get(signal);
+    if (!watched?.edits.delete(pending) || watched.edits.size > 0) return;
+    this.bySignal.delete(signal);
+    signal.removeEventListener('abort', watched.listener);
+  }
+
+  /**
+   * Its caller aborted. Waiting for its batch: it leaves the batch, and the single write (which
+   * checks the signal first) rejects it as a single write would. In a batch in flight: the
+   * batch is told.
+   */
+  private aborted(pending: Pending): void {
+    pending.inFlight?.();
+    const at = this.open.indexOf(pending);
+    if (at === -1) return;
+    this.open.splice(at, 1);
+    // The single write rejects at once (its signal fired): never applied.
+    pending.result = 'failed';
+    void this.finish(pending, () => pending.write.single());
   }
 
   /** Sends the open batch now (also on close: its requests then fail as closed). */
@@ -205,19 +230,26 @@ export class WriteBatcher {
     if (pending.settled) return Promise.resolve();
     pending.settled = true;
     if (pending.promise) this.edits.delete(pending.promise);
-    if (pending.onAbort) pending.signal?.removeEventListener('abort', pending.onAbort);
-    return Promise.resolve()
-      .then(outcome)
-      .then(
-        (value) => {
-          pending.result ??= 'applied';
-          pending.resolve(value);
-        },
-        (err: unknown) => {
-          pending.result = 'failed';
-          pending.reject(err);
-        },
-      );
+    if (pending.signal) this.unwatch(pending.signal, pending);
+    const ok = (value: unknown) => {
+      pending.result ??= 'applied';
+      pending.resolve(value);
+    };
+    const failed = (err: unknown) => {
+      pending.result = 'failed';
+      pending.reject(err);
+    };
+    // Most outcomes are known at once (a patch's answer): told without a promise of their own.
+    let value: unknown;
+    try {
+      value = outcome();
+    } catch (err) {
+      failed(err);
+      return Promise.resolve();
+    }
+    if (value instanceof Promise) return value.then(ok, failed);
+    ok(value);
+    return Promise.resolve();
   }
 
   /** Tells `p` it was not sent: something it was to follow was not applied. */

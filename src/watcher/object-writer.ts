@@ -214,8 +214,9 @@ export class ObjectWriter {
         decision = this.decide(kind, name, desired);
       }
     }
-    if (decision.action === 'create' || decision.action === 'update' || decision.action === 'recreate') {
-      const blocked = this.prerequisites(kind, desired, decision.action === 'create').blocked;
+    // (A create's prerequisites are looked at right before its write, below.)
+    if (decision.action === 'update' || decision.action === 'recreate') {
+      const blocked = this.prerequisites(kind, desired).blocked;
       if (blocked) return blocked;
     }
     let fresh = false;

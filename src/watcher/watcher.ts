@@ -16,11 +16,12 @@
  * every key reconciled and settled: nothing queued, running, failing or waiting for a
  * precondition; grace periods and slow retries of foreign names do not count), `close()`.
  */
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ConvergencePass } from '../common/convergence.js';
-import { abortFanout, type AbortChild, type AbortFanout } from '../common/abort-fanout.js';
+import { abortFanout, type AbortFanout } from '../common/abort-fanout.js';
 import { Backoff, sleep } from '../common/backoff.js';
 import { createLogger, errorMessage, type Logger } from '../common/log.js';
 import { createRegistry, type Registry } from '../common/metrics.js';
@@ -121,6 +122,12 @@ export function defaultIdentity(): string {
 const KUBE_UNREADY_MS = 30_000;
 const KUBE_DEAD_MS = 5 * 60_000;
 
+/**
+ * Abort listeners one reconcile can hold on the term's signal at once: a request's attempt and
+ * its wait for a slot in the client's queue (p-queue), and a retry's sleep.
+ */
+const LISTENERS_PER_WORKER = 3;
+
 /** `Term.changedAt` is not pruned below this size (pruning walks it). */
 const MIN_CHANGED_AT_PRUNE = 4_096;
 
@@ -167,20 +174,26 @@ class Term {
     return this.abort.signal;
   }
 
-  private fanout: { queueSignal: AbortSignal; children: AbortFanout } | undefined;
+  private shared: { queueSignal: AbortSignal; fanout: AbortFanout; signal: AbortSignal } | undefined;
 
   /**
-   * A signal for one reconcile that fires when the term or the queue ends: the RESTCONF client
+   * The signal every reconcile of the term's queue writes under: it fires when the term or the
+   * queue ends, which ends every reconcile at once (none is ever cut alone). The RESTCONF client
    * takes it into every request, so a write in flight or waiting for a retry stops there
-   * instead of landing after another replica took over. Per reconcile (not the term's own
-   * signal) so that the client's per-attempt listeners stay few and leave with the reconcile.
+   * instead of landing after another replica took over. One signal, not one per reconcile:
+   * a controller per reconcile was a few percent of converging a cluster. Its listeners stay
+   * few: the write batcher holds one however many edits wait, and the client's and its
+   * queue's leave with their request (at most a few per worker in flight: `maxListeners`).
    */
-  reconcileSignal(queueSignal: AbortSignal): AbortChild {
-    if (this.fanout?.queueSignal !== queueSignal) {
-      this.fanout?.children.dispose();
-      this.fanout = { queueSignal, children: abortFanout([this.signal, queueSignal]) };
+  reconcileSignal(queueSignal: AbortSignal, maxListeners: number): AbortSignal {
+    if (this.shared?.queueSignal !== queueSignal) {
+      this.shared?.fanout.dispose();
+      const fanout = abortFanout([this.signal, queueSignal]);
+      const { signal } = fanout.child();
+      setMaxListeners(maxListeners, signal);
+      this.shared = { queueSignal, fanout, signal };
     }
-    return this.fanout.children.child();
+    return this.shared.signal;
   }
 
   /** Passes over every key (`examineKeys`) running: the term is not idle before they end. */
@@ -438,9 +451,8 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
     key: string,
     queueSignal: AbortSignal,
   ): Promise<ReconcileResult | void> {
-    const stop = t.reconcileSignal(queueSignal);
     const guard: WriteGuard = {
-      signal: stop.signal,
+      signal: t.reconcileSignal(queueSignal, settings.workers * LISTENERS_PER_WORKER + 16),
       check() {
         if (t.signal.aborted) throw t.signal.reason ?? new Error('leader term ended');
         if (queueSignal.aborted) throw queueSignal.reason ?? new Error('work queue stopped');
@@ -477,7 +489,6 @@ export async function startWatcher(options: WatcherOptions): Promise<Watcher> {
       throw err;
     } finally {
       stopTimer();
-      stop.release();
     }
   }
 
