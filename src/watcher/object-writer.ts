@@ -230,15 +230,12 @@ export class ObjectWriter {
           if (!options.deleteAllowed) return { state: 'delete-pending' };
           return this.retire(kind, name, guard, options);
         case 'create': {
-          const created = await this.attached(kind, desired, true, (after) =>
-            this.create(
-              kind,
-              name,
-              desired,
-              decision.action === 'create' ? decision.writes : [],
-              guard,
-              after,
-            ),
+          const created = await this.create(
+            kind,
+            name,
+            desired,
+            decision.action === 'create' ? decision.writes : [],
+            guard,
           );
           if (typeof created === 'object') return created;
           if (created === 'created') return { state: 'written', op: 'create' };
@@ -263,7 +260,7 @@ export class ObjectWriter {
         continue;
       }
       const d = decision;
-      const done = await this.attached(kind, desired, false, () => this.apply(d.writes, guard));
+      const done = await this.attached(kind, desired, () => this.apply(d.writes, guard));
       if (done !== undefined) return done;
       this.metrics.writes.inc({ kind, op: 'update' });
       this.logger.info('updated ODL entry', {
@@ -280,21 +277,19 @@ export class ObjectWriter {
   }
 
   /**
-   * A write that needs `desired`'s prerequisites: checked and counted as attaching, in one step.
-   * `follow`: a prerequisite whose create of ours is in flight does not block it; the write is
-   * given those creates to follow (`RequestOptions.after`).
+   * An update that needs `desired`'s prerequisites: checked and counted as attaching, in one
+   * step. (A prerequisite still being created blocks it: it waited for those before deciding.)
    */
   private async attached<T>(
     kind: string,
     desired: unknown,
-    follow: boolean,
-    write: (after: Promise<unknown>[]) => Promise<T>,
+    write: () => Promise<T>,
   ): Promise<T | Extract<ObjectResult, { state: 'blocked' }>> {
-    const { blocked, creating } = this.prerequisites(kind, desired, follow);
+    const { blocked, needed } = this.prerequisites(kind, desired);
     if (blocked) return blocked;
-    const release = this.gate.beginAttach(this.table.spec(kind).prerequisites(desired));
+    const release = this.gate.beginAttach(needed);
     try {
-      return await write(creating);
+      return await write();
     } finally {
       release();
     }
@@ -309,20 +304,27 @@ export class ObjectWriter {
     kind: string,
     desired: unknown,
     follow = false,
-  ): { blocked?: Extract<ObjectResult, { state: 'blocked' }>; creating: Promise<unknown>[] } {
+  ): {
+    blocked?: Extract<ObjectResult, { state: 'blocked' }>;
+    creating: Promise<unknown>[];
+    /** Every prerequisite (what a write of it attaches to). */
+    needed: readonly Prerequisite[];
+  } {
     const creating: Promise<unknown>[] = [];
-    if (desired === undefined) return { creating };
+    if (desired === undefined) return { creating, needed: [] };
+    const needed = this.table.spec(kind).prerequisites(desired);
     const problems: { p: Prerequisite; state: 'missing' | 'retiring' | 'foreign' }[] = [];
-    for (const p of this.table.spec(kind).prerequisites(desired)) {
+    for (const p of needed) {
       const state = this.prerequisiteState(p);
       if (state === 'ok') continue;
       const create = state === 'missing' ? this.creating.get(refKey(p)) : undefined;
       if (create) creating.push(create);
       if (!(create && follow)) problems.push({ p, state });
     }
-    if (problems.length === 0) return { creating };
+    if (problems.length === 0) return { creating, needed };
     return {
       creating,
+      needed,
       blocked: {
         state: 'blocked',
         awaits: problems.map((x) => ({ kind: x.p.kind, name: x.p.name })),
@@ -415,9 +417,11 @@ export class ObjectWriter {
   }
 
   /**
-   * POSTs a new entry, behind the creates in flight of the prerequisites it needs (`after`).
-   * `exists`: ODL already has one (409), which the caller re-reads; `prerequisite-failed`: not
-   * sent, because one of those creates failed.
+   * POSTs a new entry once its prerequisites allow it (the kinds table): present, or being
+   * created by a write of ours in flight, which the POST then follows (`after`). Checked and
+   * counted as attaching in one step (no await between). `exists`: ODL already has one (409),
+   * which the caller re-reads; `prerequisite-failed`: not sent, because a create it was to
+   * follow failed.
    */
   private async create(
     kind: string,
@@ -425,26 +429,30 @@ export class ObjectWriter {
     desired: unknown,
     writes: WriteOp[],
     guard: WriteGuard,
-    after: Promise<unknown>[],
-  ): Promise<'created' | 'exists' | 'prerequisite-failed'> {
+  ): Promise<'created' | 'exists' | 'prerequisite-failed' | Extract<ObjectResult, { state: 'blocked' }>> {
     const [put, ...more] = writes;
     if (!put || put.op !== 'put' || more.length > 0)
       throw new Error(`unexpected create plan for ${kind} ${name}`);
+    const { blocked, creating, needed } = this.prerequisites(kind, desired, true);
+    if (blocked) return blocked;
     guard.check();
+    const release = this.gate.beginAttach(needed);
     const ref = refKey({ kind, name });
-    const posted = this.client.post(parentPath(put.path), put.body, {
-      signal: guard.signal,
-      ...(after.length > 0 ? { after } : {}),
-    });
-    this.creating.set(ref, posted);
+    let posted: Promise<void> | undefined;
     try {
+      posted = this.client.post(parentPath(put.path), put.body, {
+        signal: guard.signal,
+        ...(creating.length > 0 ? { after: creating } : {}),
+      });
+      this.creating.set(ref, posted);
       await posted;
     } catch (err) {
       if (err instanceof RestconfError && err.status === 409) return 'exists';
       if (err instanceof PrerequisiteNotWritten) return 'prerequisite-failed';
       throw err;
     } finally {
-      if (this.creating.get(ref) === posted) this.creating.delete(ref);
+      if (posted && this.creating.get(ref) === posted) this.creating.delete(ref);
+      release();
     }
     this.cache.set(kind, desired);
     this.metrics.writes.inc({ kind, op: 'create' });
