@@ -291,7 +291,9 @@ for (const dialect of ['rfc8040', 'bierman02'] as const satisfies readonly Diale
           refusal === '409'
             ? elanBody(instance)
             : { 'elan:elan-instance': [{ 'elan-instance-name': instance, 'segment-type': 'elan:nonsense' }] };
-        // 409: the create meets data that exists (another writer's).
+        // 409: the create meets data that exists (another writer's), an error of its own edit.
+        // 400: a value the schema refuses fails the whole patch (ODL reads the document first);
+        // the batcher halves it down to single writes, where the dependent waits for it.
         if (refusal === '409') await makeClient({ batch: undefined }).post(elanInstances, elanBody(instance));
         const prerequisite = client.post(elanInstances, body);
         const dependent = client.post(elanInterfaces, elanInterfaceBody(`${instance}-if`, instance), {
@@ -312,6 +314,11 @@ for (const dialect of ['rfc8040', 'bierman02'] as const satisfies readonly Diale
         ]);
         assert.equal(err.status, Number(refusal));
         assert.match(withdrawn.message, /was to follow/);
+        const patchResult = refusal === '409' ? 'edit-failed' : 'failed';
+        assert.ok(
+          samples.some((x) => x.result === patchResult),
+          `a patch ${patchResult}: ${JSON.stringify(samples)}`,
+        );
         assert.equal(await exists(`${instance}-ok`), true);
         assert.equal(await interfaceExists(`${instance}-ok-if`), true);
         assert.equal(await interfaceExists(`${instance}-if`), false, 'the dependent was not written');
