@@ -35,18 +35,21 @@ describe('record and state files', () => {
         url: `${ELAN}=r1`,
         status: 201,
         body: { 'elan:elan-instance': [{ 'elan-instance-name': 'r1' }] },
+        request: 1,
       },
       {
         method: 'POST',
         url: '/restconf/config/elan:elan-interfaces',
         status: 204,
         body: { 'elan-interface': [{ name: 'i1', 'elan-instance-name': 'r1' }] },
+        request: 2,
       },
       {
         method: 'DELETE',
         url: '/restconf/config/elan:elan-interfaces/elan-interface/i1',
         status: 200,
         body: null,
+        request: 3,
       },
     ]);
   });

@@ -3,7 +3,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Logger } from '../common/log.js';
 
 /**
- * `--record`: one JSON line per accepted write, `{"method","url","status","body"}`, appended in
+ * `--record`: one JSON line per accepted write, `{"method","url","status","body","request"}`, appended in
  * the order the writes were applied (tests and benchmarks replay or count them). The body is
  * the parsed JSON the client sent (null for DELETE).
  */
@@ -12,6 +12,11 @@ export interface RecordedWrite {
   url: string;
   status: number;
   body: unknown;
+  /**
+   * Which write request applied it, numbered from 1 in the order applied: the edits of one
+   * YANG Patch share theirs.
+   */
+  request: number;
 }
 
 export class RecordFile {

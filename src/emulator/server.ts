@@ -252,6 +252,8 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   const editMs = options.costs?.editMs ?? 0;
   if (!(transactionMs >= 0 && editMs >= 0)) throw new Error('costs must be ≥ 0 ms');
   let edits = 0;
+  /** Write requests applied so far: the record's `request` number. */
+  let recordedRequests = 0;
   // Commits one after the other, as a shard leader makes them.
   let commits: Promise<void> = Promise.resolve();
   const commit = (count: number): Promise<void> => {
@@ -338,10 +340,18 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
       if (result.body !== undefined) headers['Content-Type'] = result.contentType ?? type;
       if (result.location) headers.Location = result.location;
       send(res, result.status, result.body, headers);
+      // The edits of one YANG Patch share its request number: tests tell what rode one patch.
+      const request = result.edits ? (recordedRequests += 1) : 0;
       for (const edit of result.patchEdits ?? []) {
         if (edit.module) writeCounts.set(edit.module, (writeCounts.get(edit.module) ?? 0) + 1);
         if (result.edits && recordFile)
-          recordFile.append({ method: edit.method, url: edit.url, status: result.status, body: edit.body });
+          recordFile.append({
+            method: edit.method,
+            url: edit.url,
+            status: result.status,
+            body: edit.body,
+            request,
+          });
       }
       if (result.accepted && recordFile)
         recordFile.append({
@@ -349,6 +359,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
           url: req.url ?? pathname,
           status: result.status,
           body: result.accepted.body,
+          request,
         });
       return result.status;
     } catch (err) {

@@ -29,6 +29,17 @@ export function elanBody(name: string, segmentationId = 1001): unknown {
   return { 'elan:elan-instance': [elanEntry(name, segmentationId)] };
 }
 
+export const elanInterfaces: DataPath = [{ module: 'elan', name: 'elan-interfaces' }];
+
+export function elanInterfacePath(name: string): DataPath {
+  return [...elanInterfaces, { name: 'elan-interface', keys: [name], keyNames: ['name'] }];
+}
+
+/** An ELAN interface on `instance`: the write that must follow the instance's create. */
+export function elanInterfaceBody(name: string, instance: string): unknown {
+  return { 'elan:elan-interface': [{ name, 'elan-instance-name': instance }] };
+}
+
 /** A logger that keeps every line it would have written, to check what gets logged. */
 export function capturingLogger(): { logger: Logger; lines: string[] } {
   const lines: string[] = [];
