@@ -7,7 +7,7 @@
  */
 import type { DataPath } from '../restconf/path.js';
 import type { Ownership } from './ownership.js';
-import { canonicalJson } from './json.js';
+import { canonicalJson, sameJson } from './json.js';
 import { deleteOp, type WriteOp } from './write.js';
 
 export { canonicalJson };
@@ -35,8 +35,11 @@ export interface DiffOptions {
 
 /** Owned leaves (by YANG name) whose canonical values differ. */
 export function changedLeaves(desired: Record<string, unknown>, actual: Record<string, unknown>): string[] {
-  const names = new Set([...Object.keys(desired), ...Object.keys(actual)]);
-  return [...names].filter((n) => canonicalJson(desired[n]) !== canonicalJson(actual[n])).sort();
+  const changed: string[] = [];
+  for (const n of Object.keys(desired)) if (!sameJson(desired[n], actual[n])) changed.push(n);
+  for (const n of Object.keys(actual))
+    if (!Object.hasOwn(desired, n) && !sameJson(undefined, actual[n])) changed.push(n);
+  return changed.sort();
 }
 
 /** What a kind's diff tells the generic decision. */

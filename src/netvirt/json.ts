@@ -23,11 +23,21 @@ export function localName(member: string): string {
   return colon < 0 ? member : member.slice(colon + 1);
 }
 
+const COLON = ':'.charCodeAt(0);
+
 /** The JSON member of `obj` whose local name is `name`, however it is qualified. */
 export function findMember(obj: JsonObject, name: string): { member: string; value: JsonValue } | undefined {
-  if (name in obj) return { member: name, value: obj[name] as JsonValue };
-  for (const [member, value] of Object.entries(obj)) {
-    if (localName(member) === name) return { member, value };
+  if (Object.hasOwn(obj, name)) return { member: name, value: obj[name] as JsonValue };
+  // A qualified spelling (`module:name`), looked for without building a list of the members:
+  // an optional leaf that is absent is asked for of every entry of a 100,000-entry list.
+  for (const member in obj) {
+    if (
+      member.length > name.length &&
+      member.charCodeAt(member.length - name.length - 1) === COLON &&
+      member.endsWith(name) &&
+      member.indexOf(':') === member.length - name.length - 1
+    )
+      return { member, value: obj[member] as JsonValue };
   }
   return undefined;
 }
@@ -255,6 +265,32 @@ export function assign<T extends object, K extends keyof T>(
   value: T[K] | undefined,
 ): void {
   if (value !== undefined) target[key] = value;
+}
+
+/**
+ * Whether `a` and `b` have the same canonical JSON text (`canonicalJson(a) === canonicalJson(b)`),
+ * without writing either: a resync compares every owned leaf of every entry, and most are
+ * the same string on both sides.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null)
+    return canonicalJson(a) === canonicalJson(b);
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i += 1) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let members = 0;
+  for (const key of Object.keys(x)) {
+    if (x[key] === undefined) continue;
+    members += 1;
+    if (!sameJson(x[key], y[key])) return false;
+  }
+  for (const key of Object.keys(y)) if (y[key] !== undefined) members -= 1;
+  return members === 0;
 }
 
 /** A canonical JSON text: object members sorted, undefined members dropped. */

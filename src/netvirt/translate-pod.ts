@@ -148,8 +148,16 @@ export function translatePod(pod: V1Pod, ctx: PodContext, settings: TranslateSet
   if (placement.state !== 'placed') return placement;
   const at = placement.attachment;
   const marker = ownershipMarker(settings.clusterName, 'pod', at.podUid);
+  // The attachment's fields one by one, not spread: a literal of fixed shape is built fast, and
+  // stays fast as the optional members are added (this runs for every pod at every resync).
   const network: PodOdlObjects = {
-    ...at,
+    namespace: at.namespace,
+    podName: at.podName,
+    podUid: at.podUid,
+    nodeName: at.nodeName,
+    nodeIp: at.nodeIp,
+    interfaceName: at.interfaceName,
+    elanInstanceName: at.elanInstanceName,
     vpnName: vpnName(at.namespace),
     interface: {
       name: at.interfaceName,
