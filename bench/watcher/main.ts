@@ -4,7 +4,8 @@
  * to it, per backend and per injected RESTCONF latency. Per run it reports:
  *
  * - converge: from start until the watcher's queue is idle AND ODL holds the expected number of
- *   entries in every list the backend writes (read back from ODL, not from the watcher);
+ *   entries in every list the backend writes (read back from ODL, not from the watcher): the
+ *   moment it went idle when the read right after finds them all, else the read that does;
  * - per write mode (`single`: one request per write; `batched`: YANG Patch, `--batch-edits`
  *   edits at most, `--batch-window` ms, with `--batched-workers` workers, since a batch can
  *   only hold writes that are in flight together), and per condition: each `--latency`, and
@@ -615,11 +616,16 @@ async function run(
         )) === true
       ) {
         convergeCpuMs = cpuMsSince(cpuStarted);
+        // Converged at idle when ODL holds everything then: the emulator applies a write before
+        // it answers, so what the first read finds it held at idle already (reading 40,000
+        // entries back is the benchmark's check, not the watcher's time). Else: when a later
+        // read finds it.
+        const idleMs = performance.now() - started;
         reconciles = await reconcilesByKind(first.watcher);
-        for (;;) {
+        for (let check = 0; ; check += 1) {
           counts = await count();
           if (equalCounts(counts, expected)) {
-            convergeMs = performance.now() - started;
+            convergeMs = check === 0 ? idleMs : performance.now() - started;
             break;
           }
           if (performance.now() > deadline) break;
