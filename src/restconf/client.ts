@@ -379,16 +379,12 @@ export class RestconfClient {
    */
   put(path: DataPath, body: unknown, options: RequestOptions = {}): Promise<'created' | 'replaced'> {
     return this.write(
-      () =>
-        this.batchable(
-          'replace',
-          path,
-          body,
-          'PUT',
-          () => this.putNow(path, body, options),
-          () => 'replaced' as const,
-        ),
+      'replace',
+      path,
+      body,
+      'PUT',
       () => this.putNow(path, body, options),
+      () => 'replaced',
       options,
     );
   }
@@ -408,16 +404,12 @@ export class RestconfClient {
   /** Merges `body` into the node at `path` (plain PATCH): leaves not in `body` stay as they are. */
   merge(path: DataPath, body: unknown, options: RequestOptions = {}): Promise<void> {
     return this.write(
-      () =>
-        this.batchable(
-          'merge',
-          path,
-          body,
-          'PATCH',
-          () => this.mergeNow(path, body, options),
-          () => undefined,
-        ),
+      'merge',
+      path,
+      body,
+      'PATCH',
       () => this.mergeNow(path, body, options),
+      () => undefined,
       options,
     );
   }
@@ -437,16 +429,12 @@ export class RestconfClient {
    */
   post(parent: DataPath, body: unknown, options: RequestOptions = {}): Promise<void> {
     return this.write(
-      () =>
-        this.batchable(
-          'create',
-          parent,
-          body,
-          'POST',
-          () => this.postNow(parent, body, options),
-          () => undefined,
-        ),
+      'create',
+      parent,
+      body,
+      'POST',
       () => this.postNow(parent, body, options),
+      () => undefined,
       options,
     );
   }
@@ -464,16 +452,12 @@ export class RestconfClient {
    */
   delete(path: DataPath, options: RequestOptions = {}): Promise<'deleted' | 'absent'> {
     return this.write(
-      () =>
-        this.batchable(
-          'delete',
-          path,
-          undefined,
-          'DELETE',
-          () => this.deleteNow(path, options),
-          (outcome) => (outcome === 'data-missing' ? 'absent' : 'deleted'),
-        ),
+      'delete',
+      path,
+      undefined,
+      'DELETE',
       () => this.deleteNow(path, options),
+      (outcome) => (outcome === 'data-missing' ? 'absent' : 'deleted'),
       options,
     );
   }
@@ -508,13 +492,17 @@ export class RestconfClient {
    * stand in another write's `after`), else single once what it follows was applied.
    */
   private write<T>(
-    batched: () => BatchedWrite<T> | undefined,
+    operation: 'create' | 'replace' | 'merge' | 'delete',
+    path: DataPath,
+    body: unknown,
+    method: RestconfMethod,
     single: () => Promise<T>,
+    ok: (tag?: 'data-missing') => T,
     options: RequestOptions,
   ): Promise<T> {
     let edit: BatchedWrite<T> | undefined;
     try {
-      edit = batched();
+      edit = this.batchable(operation, path, body, method, single, ok);
     } catch (err) {
       return Promise.reject(err);
     }
