@@ -482,12 +482,6 @@ export class RestconfClient {
   }
 
   /**
-   * The write as a YANG-Patch edit, when batching is on and the write can be one: its target
-   * can be spelled as an instance-identifier (list entries with their key names) and, on
-   * bierman02, its value survives ODL's value buffer. `ok` gives the caller's result for an
-   * applied edit (or, for a delete, one that failed with `data-missing`).
-   */
-  /**
    * A write, batched when it can be (the promise returned is the batcher's own, so that it can
    * stand in another write's `after`), else single once what it follows was applied.
    */
@@ -510,6 +504,12 @@ export class RestconfClient {
     return options.after?.length ? afterWrites(options.after).then(single) : single();
   }
 
+  /**
+   * The write as a YANG-Patch edit, when batching is on and the write can be one: its target
+   * can be spelled as an instance-identifier (list entries with their key names) and, on
+   * bierman02, its value survives ODL's value buffer. `ok` gives the caller's result for an
+   * applied edit (or, for a delete, one that failed with `data-missing`).
+   */
   private batchable<T>(
     operation: 'create' | 'replace' | 'merge' | 'delete',
     path: DataPath,
